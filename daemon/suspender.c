@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "suspender.h"
+#include "sysfs.h"
+
+/*
+ * Sent to the thread to break a blocking read of wakeup_count: the kernel
+ * waits there interruptibly and returns -EINTR when a signal is pending.
+ */
+#define SUSPENDER_SIGNAL (SIGRTMIN + 2)
+
+struct suspender {
+	pthread_t thread;
+	bool started;
+	bool joined;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool blocked;
+	bool enabled;
+	bool stopping;
+
+	int pipe[2];
+	char *state;
+	bool dry_run;
+	struct backoff backoff;
+	usec_t short_suspend;
+	usec_t (*now)(clockid_t clock);
+	uint64_t attempts;
+};
+
+static const char *const state_names[_SUSPENDER_STATE_MAX] = {
+	[SUSPENDER_AWAKE] = "awake",
+	[SUSPENDER_SUSPENDING] = "suspending",
+	[SUSPENDER_BACKING_OFF] = "backing-off",
+	[SUSPENDER_DISABLED] = "disabled",
+};
+
+static const char *const result_names[_SUSPEND_RESULT_MAX] = {
+	[SUSPEND_SUCCESS] = "success",
+	[SUSPEND_EARLY_CANCEL] = "early-cancel",
+	[SUSPEND_LATE_CANCEL] = "late-cancel",
+	[SUSPEND_FAILURE] = "failure",
+};
+
+const char *suspender_state_to_string(enum suspender_state s)
+{
+	if (s < 0 || s >= _SUSPENDER_STATE_MAX)
+		return NULL;
+	return state_names[s];
+}
+
+const char *suspend_result_to_string(enum suspend_result r)
+{
+	if (r < 0 || r >= _SUSPEND_RESULT_MAX)
+		return NULL;
+	return result_names[r];
+}
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+int suspender_new(const struct suspender_params *p, struct suspender **ret)
+{
+	_cleanup_(freep) struct suspender *s = NULL;
+	pthread_condattr_t ca;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->pipe[0] = s->pipe[1] = -EBADF;
+	s->state = strdup(p->state ? p->state : "mem");
+	if (!s->state)
+		return -ENOMEM;
+	if (pipe2(s->pipe, O_CLOEXEC) < 0) {
+		r = negative_errno();
+		free(s->state);
+		return r;
+	}
+	/* Only the main loop's end is non-blocking; the thread may wait for room. */
+	if (fcntl(s->pipe[0], F_SETFL, O_NONBLOCK) < 0) {
+		r = negative_errno();
+		safe_close(s->pipe[0]);
+		safe_close(s->pipe[1]);
+		free(s->state);
+		return r;
+	}
+	s->dry_run = p->dry_run;
+	s->short_suspend = p->short_suspend;
+	s->now = p->now ? p->now : now;
+	s->enabled = true;
+	backoff_init(&s->backoff, p->backoff_base, p->backoff_multiplier, p->backoff_flat_attempts,
+		     p->backoff_max);
+	pthread_mutex_init(&s->lock, NULL);
+	/* Backoff is awake time: the monotonic clock does not run while suspended. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int suspender_get_fd(struct suspender *s)
+{
+	return s->pipe[0];
+}
+
+int suspender_read_event(struct suspender *s, struct suspender_event *ret)
+{
+	ssize_t n;
+
+	n = read(s->pipe[0], ret, sizeof(*ret));
+	if (n < 0)
+		return errno == EAGAIN ? 0 : negative_errno();
+	if (n == 0)
+		return 0;
+	/* Writes of less than PIPE_BUF are atomic, so a short read is a bug. */
+	if ((size_t)n != sizeof(*ret))
+		return -EIO;
+	return 1;
+}
+
+static void emit(struct suspender *s, const struct suspender_event *ev)
+{
+	_Static_assert(sizeof(struct suspender_event) <= PIPE_BUF, "event must fit one atomic pipe write");
+	ssize_t n;
+
+	do
+		n = write(s->pipe[1], ev, sizeof(*ev));
+	while (n < 0 && errno == EINTR);
+}
+
+static void emit_state(struct suspender *s, enum suspender_state st)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_STATE, .state = st };
+
+	emit(s, &ev);
+}
+
+static bool is_stopping(struct suspender *s)
+{
+	bool r;
+
+	pthread_mutex_lock(&s->lock);
+	r = s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* Wait out delay (awake time) and any Disable(). Returns false when stopping. */
+static bool wait_ready(struct suspender *s, usec_t delay)
+{
+	struct timespec deadline = timespec_from_usec(now(CLOCK_MONOTONIC) + delay);
+	bool announced = false;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping && delay > 0) {
+		if (pthread_cond_timedwait(&s->cond, &s->lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	while (!s->stopping && !s->enabled) {
+		if (!announced) {
+			pthread_mutex_unlock(&s->lock);
+			emit_state(s, SUSPENDER_DISABLED);
+			announced = true;
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
+		pthread_cond_wait(&s->cond, &s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return !is_stopping(s);
+}
+
+/*
+ * Wait while a lease is held (or we are disabled). Returns 1 if we had to
+ * wait, so the wakeup_count we read is stale; 0 if free; -ESHUTDOWN.
+ */
+static int wait_unblocked(struct suspender *s)
+{
+	int waited = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping && (s->blocked || !s->enabled)) {
+		waited = 1;
+		pthread_cond_wait(&s->cond, &s->lock);
+	}
+	if (s->stopping)
+		waited = -ESHUTDOWN;
+	pthread_mutex_unlock(&s->lock);
+	return waited;
+}
+
+static void read_wake_reason(char *buf, size_t size)
+{
+	char rel[64], actions[64];
+	int irq, r;
+
+	/* pm_wakeup_irq needs CONFIG_PM_SLEEP_DEBUG and reads ENODATA when no IRQ woke us. */
+	r = sysfs_read_int(SYSFS_POWER_WAKEUP_IRQ, &irq);
+	if (r < 0) {
+		snprintf(buf, size, "unknown");
+		return;
+	}
+	snprintf(rel, sizeof(rel), SYSFS_IRQ_ACTIONS_FMT, irq);
+	if (sysfs_read(rel, actions, sizeof(actions)) > 0)
+		snprintf(buf, size, "irq %d (%s)", irq, actions);
+	else
+		snprintf(buf, size, "irq %d", irq);
+}
+
+static void read_failure_details(struct suspend_report *rep)
+{
+	int r;
+
+	/* Best effort: without CONFIG_PM_SLEEP_DEBUG some of these are missing. */
+	r = sysfs_read(SYSFS_SUSPEND_STATS_LAST_FAILED_DEV, rep->failed_dev, sizeof(rep->failed_dev));
+	if (r < 0)
+		rep->failed_dev[0] = 0;
+	r = sysfs_read(SYSFS_SUSPEND_STATS_LAST_FAILED_STEP, rep->failed_step, sizeof(rep->failed_step));
+	if (r < 0)
+		rep->failed_step[0] = 0;
+	if (sysfs_read_int(SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO, &rep->failed_errno) < 0)
+		rep->failed_errno = 0;
+}
+
+enum verdict {
+	VERDICT_GOOD,
+	VERDICT_BAD,
+	VERDICT_NEUTRAL, /* early cancel: the protocol working, neither good nor bad */
+};
+
+static void finish_attempt(struct suspender *s, struct suspend_report *rep, enum verdict v)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_RESULT };
+
+	switch (v) {
+	case VERDICT_GOOD:
+		backoff_good(&s->backoff);
+		break;
+	case VERDICT_BAD:
+		backoff_bad(&s->backoff);
+		break;
+	case VERDICT_NEUTRAL:
+		break;
+	}
+	rep->bad_streak = s->backoff.bad;
+	rep->next_delay = v == VERDICT_NEUTRAL ? 0 : backoff_delay(&s->backoff);
+	ev.report = *rep;
+	emit(s, &ev);
+}
+
+/*
+ * One pass of the protocol. Returns the delay to wait before the next one:
+ * 0 for an immediate retry (early cancel, stale count), the backoff delay
+ * after a completed or failed suspend, or -ESHUTDOWN.
+ */
+static int64_t attempt(struct suspender *s)
+{
+	int step = s->dry_run ? LOG_INFO : LOG_DEBUG;
+	struct suspend_report rep = {};
+	usec_t b0, m0, b1, m1;
+	char buf[32];
+	uint64_t count;
+	int r;
+
+	emit_state(s, SUSPENDER_AWAKE);
+	log_full(step, "Reading wakeup_count");
+	r = sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &count);
+	if (is_stopping(s))
+		return -ESHUTDOWN;
+	if (r == -EINTR)
+		return 0;
+	if (r < 0) {
+		rep.attempt = ++s->attempts;
+		log_error_errno(r, "Failed to read wakeup_count: %m");
+		rep.result = SUSPEND_FAILURE;
+		rep.error = r;
+		finish_attempt(s, &rep, VERDICT_BAD);
+		return (int64_t)rep.next_delay;
+	}
+	log_full(step, "Read wakeup_count %" PRIu64, count);
+
+	r = wait_unblocked(s);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		/* Events happened while we waited; the kernel would reject this count. */
+		log_full(step, "Last lease released, reading wakeup_count again");
+		return 0;
+	}
+
+	rep.attempt = ++s->attempts;
+	snprintf(buf, sizeof(buf), "%" PRIu64, count);
+	if (s->dry_run) {
+		log_info("Dry run: would write %s to wakeup_count", buf);
+		r = 0;
+	} else {
+		r = sysfs_write(SYSFS_POWER_WAKEUP_COUNT, buf);
+	}
+	rep.count = count;
+	if (r == -EINVAL) {
+		log_full(step, "wakeup_count write rejected: wakeup event after our read, retrying at once");
+		rep.result = SUSPEND_EARLY_CANCEL;
+		rep.error = r;
+		finish_attempt(s, &rep, VERDICT_NEUTRAL);
+		return 0;
+	}
+	if (r < 0) {
+		log_error_errno(r, "Failed to write wakeup_count: %m");
+		rep.result = SUSPEND_FAILURE;
+		rep.error = r;
+		finish_attempt(s, &rep, VERDICT_BAD);
+		return (int64_t)rep.next_delay;
+	}
+	log_full(step, "Wrote %s to wakeup_count", buf);
+
+	/*
+	 * Last check under the lock. A lease taken after this point also takes
+	 * the kernel wake lock, which makes the kernel abort the suspend.
+	 */
+	pthread_mutex_lock(&s->lock);
+	if (s->blocked || !s->enabled || s->stopping) {
+		bool stop = s->stopping;
+
+		pthread_mutex_unlock(&s->lock);
+		log_full(step, "Lease taken after the wakeup_count write, not suspending");
+		return stop ? -ESHUTDOWN : 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+
+	emit_state(s, SUSPENDER_SUSPENDING);
+	b0 = s->now(CLOCK_BOOTTIME);
+	m0 = s->now(CLOCK_MONOTONIC);
+	if (s->dry_run) {
+		log_info("Dry run: would write %s to state", s->state);
+		r = 0;
+	} else {
+		log_debug("Writing %s to state", s->state);
+		r = sysfs_write(SYSFS_POWER_STATE, s->state);
+	}
+	b1 = s->now(CLOCK_BOOTTIME);
+	m1 = s->now(CLOCK_MONOTONIC);
+	rep.duration = b1 - b0;
+	/* CLOCK_BOOTTIME runs during suspend, CLOCK_MONOTONIC does not. */
+	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;
+
+	if (r >= 0) {
+		bool bad = false;
+
+		rep.result = SUSPEND_SUCCESS;
+		if (!s->dry_run)
+			read_wake_reason(rep.wake_reason, sizeof(rep.wake_reason));
+		else
+			snprintf(rep.wake_reason, sizeof(rep.wake_reason), "dry-run");
+		if (s->short_suspend > 0 && rep.asleep < s->short_suspend) {
+			rep.short_suspend = true;
+			bad = true;
+		}
+		finish_attempt(s, &rep, bad ? VERDICT_BAD : VERDICT_GOOD);
+		return (int64_t)rep.next_delay;
+	}
+
+	rep.error = r;
+	/*
+	 * Tell a wakeup that aborted us from a device or kernel failure: only the
+	 * former moves wakeup_count. This read may block until that wakeup source
+	 * lets go, which is what the next attempt would wait for anyway.
+	 */
+	r = sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &rep.count_after);
+	if (is_stopping(s))
+		return -ESHUTDOWN;
+	if (r >= 0 && rep.count_after != count) {
+		rep.result = SUSPEND_LATE_CANCEL;
+	} else {
+		rep.result = SUSPEND_FAILURE;
+		if (r < 0)
+			rep.count_after = count;
+		read_failure_details(&rep);
+	}
+	finish_attempt(s, &rep, VERDICT_BAD);
+	return (int64_t)rep.next_delay;
+}
+
+static void *thread_main(void *userdata)
+{
+	struct suspender *s = userdata;
+	sigset_t ss;
+	int64_t delay = 0;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SUSPENDER_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
+
+	for (;;) {
+		if (delay > 0)
+			emit_state(s, SUSPENDER_BACKING_OFF);
+		if (!wait_ready(s, (usec_t)delay))
+			break;
+		delay = attempt(s);
+		if (delay < 0)
+			break;
+	}
+	return NULL;
+}
+
+int suspender_start(struct suspender *s)
+{
+	struct sigaction sa = { .sa_handler = noop_handler };
+	sigset_t ss, old;
+	int r;
+
+	/* No SA_RESTART: the blocking read must return EINTR. */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SUSPENDER_SIGNAL, &sa, NULL) < 0)
+		return negative_errno();
+	/* The thread must never take SIGTERM & co. meant for the main loop's signalfd. */
+	sigfillset(&ss);
+	pthread_sigmask(SIG_BLOCK, &ss, &old);
+	r = -pthread_create(&s->thread, NULL, thread_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return r;
+	s->started = true;
+	return 0;
+}
+
+void suspender_set_blocked(struct suspender *s, bool blocked)
+{
+	pthread_mutex_lock(&s->lock);
+	s->blocked = blocked;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void suspender_set_enabled(struct suspender *s, bool enabled)
+{
+	pthread_mutex_lock(&s->lock);
+	s->enabled = enabled;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int suspender_stop(struct suspender *s, usec_t timeout)
+{
+	usec_t end = now(CLOCK_MONOTONIC) + timeout;
+
+	if (!s->started || s->joined)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+
+	/* Signal repeatedly: one sent just before the thread enters read() is lost. */
+	for (;;) {
+		struct timespec ts = timespec_from_usec(now(CLOCK_REALTIME) + 20 * USEC_PER_MSEC);
+
+		pthread_kill(s->thread, SUSPENDER_SIGNAL);
+		if (pthread_timedjoin_np(s->thread, NULL, &ts) == 0) {
+			s->joined = true;
+			return 0;
+		}
+		if (now(CLOCK_MONOTONIC) >= end)
+			return -ETIMEDOUT;
+	}
+}
+
+struct suspender *suspender_free(struct suspender *s)
+{
+	if (!s)
+		return NULL;
+	/* A thread stuck in the kernel still uses s; leak it, the process is exiting. */
+	if (s->started && !s->joined)
+		return NULL;
+	safe_close(s->pipe[0]);
+	safe_close(s->pipe[1]);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s->state);
+	free(s);
+	return NULL;
+}

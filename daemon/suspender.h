@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backoff.h"
+#include "time-util.h"
+
+/*
+ * The wakeup_count/state loop. It runs on its own thread because reading
+ * /sys/power/wakeup_count blocks while any wakeup source is active, ours
+ * included, and the state write blocks for the whole suspend. It reports to
+ * the main loop through a pipe.
+ */
+enum suspender_state {
+	SUSPENDER_AWAKE,       /* waiting for wakeup_count or for the last lease */
+	SUSPENDER_SUSPENDING,  /* inside the state write */
+	SUSPENDER_BACKING_OFF, /* waiting out the backoff delay */
+	SUSPENDER_DISABLED,
+	_SUSPENDER_STATE_MAX,
+	_SUSPENDER_STATE_INVALID = -22,
+};
+
+enum suspend_result {
+	SUSPEND_SUCCESS,
+	SUSPEND_EARLY_CANCEL, /* wakeup_count write rejected: an event came after our read */
+	SUSPEND_LATE_CANCEL,  /* state write failed and wakeup_count advanced: a wakeup aborted it */
+	SUSPEND_FAILURE,      /* state write failed with no wakeup event: a device or the kernel */
+	_SUSPEND_RESULT_MAX,
+	_SUSPEND_RESULT_INVALID = -22,
+};
+
+struct suspend_report {
+	enum suspend_result result;
+	uint64_t attempt;
+	int error;              /* -errno of the write that failed, 0 on success */
+	uint64_t count;         /* the wakeup_count we wrote back */
+	uint64_t count_after;   /* for failures: wakeup_count after the state write */
+	usec_t asleep;          /* time the machine was suspended */
+	usec_t duration;        /* wall time of the state write */
+	bool short_suspend;     /* asleep < ShortSuspendSec, counted as bad */
+	unsigned bad_streak;    /* consecutive bad attempts after this one */
+	usec_t next_delay;      /* backoff before the next attempt */
+	char wake_reason[96];
+	char failed_dev[64];
+	char failed_step[32];
+	int failed_errno;
+};
+
+enum suspender_event_type {
+	SUSPENDER_EVENT_STATE,
+	SUSPENDER_EVENT_RESULT,
+	_SUSPENDER_EVENT_TYPE_MAX,
+	_SUSPENDER_EVENT_TYPE_INVALID = -22,
+};
+
+struct suspender_event {
+	enum suspender_event_type type;
+	enum suspender_state state;
+	struct suspend_report report;
+};
+
+struct suspender_params {
+	const char *state;
+	bool dry_run;
+	usec_t backoff_base;
+	double backoff_multiplier;
+	unsigned backoff_flat_attempts;
+	usec_t backoff_max;
+	usec_t short_suspend; /* 0: off */
+	/* Clock source; NULL for the real one. Tests move CLOCK_BOOTTIME to fake time asleep. */
+	usec_t (*now)(clockid_t clock);
+};
+
+struct suspender;
+
+int suspender_new(const struct suspender_params *p, struct suspender **ret);
+int suspender_start(struct suspender *s);
+
+/*
+ * Stop the thread, interrupting a blocking wakeup_count read. Returns
+ * -ETIMEDOUT when it is still stuck in the kernel after timeout; the caller
+ * then exits without freeing.
+ */
+int suspender_stop(struct suspender *s, usec_t timeout);
+struct suspender *suspender_free(struct suspender *s);
+
+/* Gate: true while any lease is held. The thread never writes state while set. */
+void suspender_set_blocked(struct suspender *s, bool blocked);
+void suspender_set_enabled(struct suspender *s, bool enabled);
+
+/* Read end of the event pipe (non-blocking) and one event from it: 1 read, 0 none, <0 error. */
+int suspender_get_fd(struct suspender *s);
+int suspender_read_event(struct suspender *s, struct suspender_event *ret);
+
+const char *suspender_state_to_string(enum suspender_state s);
+const char *suspend_result_to_string(enum suspend_result r);

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "sysfs.h"
+
+static char *root_prefix;
+static const struct sysfs_injector *injector;
+
+int sysfs_set_root(const char *root)
+{
+	char *copy = NULL;
+	size_t n;
+
+	if (root && *root && strcmp(root, "/") != 0) {
+		copy = strdup(root);
+		if (!copy)
+			return -ENOMEM;
+		/* Keep exactly one slash between prefix and relative path. */
+		n = strlen(copy);
+		while (n > 1 && copy[n - 1] == '/')
+			copy[--n] = 0;
+	}
+	free(root_prefix);
+	root_prefix = copy;
+	return 0;
+}
+
+const char *sysfs_get_root(void)
+{
+	return root_prefix ? root_prefix : "/";
+}
+
+int sysfs_path(const char *rel, char **ret)
+{
+	char *p;
+
+	while (*rel == '/')
+		rel++;
+	if (asprintf(&p, "%s/%s", root_prefix ? root_prefix : "", rel) < 0)
+		return -ENOMEM;
+	*ret = p;
+	return 0;
+}
+
+bool sysfs_exists(const char *rel)
+{
+	_cleanup_free_ char *p = NULL;
+
+	if (sysfs_path(rel, &p) < 0)
+		return false;
+	return access(p, F_OK) == 0;
+}
+
+void sysfs_set_injector(const struct sysfs_injector *i)
+{
+	injector = i;
+}
+
+int sysfs_read(const char *rel, char *buf, size_t size)
+{
+	_cleanup_free_ char *p = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	size_t len = 0;
+	int r;
+
+	if (size == 0)
+		return -EINVAL;
+	if (injector && injector->read) {
+		r = injector->read(injector->userdata, rel, buf, size);
+		if (r != SYSFS_INJECT_PASS)
+			return r;
+	}
+	r = sysfs_path(rel, &p);
+	if (r < 0)
+		return r;
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negative_errno();
+	while (len < size - 1) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0)
+			return negative_errno();
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	buf[len] = 0;
+	return (int)len;
+}
+
+int sysfs_read_u64(const char *rel, uint64_t *ret)
+{
+	char buf[64], *end;
+	unsigned long long v;
+	int r;
+
+	r = sysfs_read(rel, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno != 0 || end == buf || *end != 0 || buf[0] == '-')
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+int sysfs_read_int(const char *rel, int *ret)
+{
+	char buf[64], *end;
+	long v;
+	int r;
+
+	r = sysfs_read(rel, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno != 0 || end == buf || *end != 0 || v < INT_MIN || v > INT_MAX)
+		return -EBADMSG;
+	*ret = (int)v;
+	return 0;
+}
+
+int sysfs_write(const char *rel, const char *value)
+{
+	_cleanup_free_ char *p = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	size_t len = strlen(value);
+	ssize_t n;
+	int r;
+
+	if (injector && injector->write) {
+		r = injector->write(injector->userdata, rel, value);
+		if (r != SYSFS_INJECT_PASS)
+			return r;
+	}
+	r = sysfs_path(rel, &p);
+	if (r < 0)
+		return r;
+	/* O_TRUNC is ignored by sysfs and keeps fixture files readable. */
+	fd = open(p, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_TRUNC);
+	if (fd < 0)
+		return negative_errno();
+	n = write(fd, value, len);
+	if (n < 0)
+		return negative_errno();
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}

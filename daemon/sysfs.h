@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Every kernel file autosleepd touches, relative to a root prefix. The
+ * daemon uses "/", tests and --root point it at a fixture tree.
+ */
+#define SYSFS_POWER_STATE "sys/power/state"
+#define SYSFS_POWER_MEM_SLEEP "sys/power/mem_sleep"
+#define SYSFS_POWER_WAKEUP_COUNT "sys/power/wakeup_count"
+#define SYSFS_POWER_WAKE_LOCK "sys/power/wake_lock"
+#define SYSFS_POWER_WAKE_UNLOCK "sys/power/wake_unlock"
+#define SYSFS_POWER_WAKEUP_IRQ "sys/power/pm_wakeup_irq"
+#define SYSFS_SUSPEND_STATS_SUCCESS "sys/power/suspend_stats/success"
+#define SYSFS_SUSPEND_STATS_FAIL "sys/power/suspend_stats/fail"
+#define SYSFS_SUSPEND_STATS_LAST_FAILED_DEV "sys/power/suspend_stats/last_failed_dev"
+#define SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO "sys/power/suspend_stats/last_failed_errno"
+#define SYSFS_SUSPEND_STATS_LAST_FAILED_STEP "sys/power/suspend_stats/last_failed_step"
+#define SYSFS_IRQ_ACTIONS_FMT "sys/kernel/irq/%d/actions"
+#define SYSFS_PROC_CONFIG_GZ "proc/config.gz"
+#define SYSFS_BOOT_CONFIG_FMT "boot/config-%s"
+#define SYSFS_DEV_INPUT "dev/input"
+
+/* Set once at start, before any thread runs. NULL or "" means "/". */
+int sysfs_set_root(const char *root);
+const char *sysfs_get_root(void);
+
+/* Absolute path for rel under the root; caller frees. */
+int sysfs_path(const char *rel, char **ret);
+
+bool sysfs_exists(const char *rel);
+
+/*
+ * Read a file into buf (NUL terminated), trailing newlines stripped. Returns
+ * the length or -errno. Blocks where the kernel blocks (wakeup_count).
+ */
+int sysfs_read(const char *rel, char *buf, size_t size);
+int sysfs_read_u64(const char *rel, uint64_t *ret);
+int sysfs_read_int(const char *rel, int *ret);
+
+/*
+ * Write value in one write(2), as sysfs attributes require. Returns 0 or
+ * the -errno the kernel gave, which carries meaning here (EINVAL from
+ * wakeup_count, EBUSY from state, ENOSPC from wake_lock).
+ */
+int sysfs_write(const char *rel, const char *value);
+
+/*
+ * Fault injection, for tests only: kernel behaviour a plain file cannot show
+ * (a write rejected with EINVAL, a state write that blocks, ...). A hook
+ * returns SYSFS_INJECT_PASS to let the real file answer.
+ */
+#define SYSFS_INJECT_PASS INT_MAX
+struct sysfs_injector {
+	int (*read)(void *userdata, const char *rel, char *buf, size_t size);
+	int (*write)(void *userdata, const char *rel, const char *value);
+	void *userdata;
+};
+void sysfs_set_injector(const struct sysfs_injector *injector);

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "time-util.h"
+
+/*
+ * Kernel wake locks through /sys/power/wake_lock (CONFIG_PM_WAKELOCKS). They
+ * make our holds visible to the kernel: writing one increments the wakeup
+ * event count, so a suspend that is already past our check is aborted, and a
+ * lock left by a crashed daemon keeps the machine awake.
+ */
+bool wakelock_supported(void);
+
+/* timeout is relative; 0 or USEC_INFINITY means none. */
+int wakelock_lock(const char *name, usec_t timeout);
+int wakelock_unlock(const char *name);
+
+/*
+ * Unlock active kernel locks called name or "name.<anything>", left behind by
+ * a crash. Returns the number removed or -errno.
+ */
+int wakelock_remove_stale(const char *name);

@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The autosleepd binary on fixture trees: start-up report, dry-run cycles,
+# stale-lock cleanup, config errors and SIGTERM latency.
+set -u
+
+: "${AUTOSLEEPD:?}" "${FIXTURE_DIR:?}"
+tmp=${TEST_TMPDIR:-/tmp}/test-daemon.$$
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -f "${2:-}" ] && sed 's/^/#   /' "$2"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1" "${3:-}"; fi; }
+
+fixture() {
+	local dir=$tmp/$1.$RANDOM
+	mkdir -p "$dir"
+	cp -R "$FIXTURE_DIR/$1/." "$dir/"
+	chmod -R u+w "$dir"
+	# kconfig looks for boot/config-$(uname -r) of the running kernel.
+	[ -f "$dir/boot/config-test" ] && cp "$dir/boot/config-test" "$dir/boot/config-$(uname -r)"
+	: > "$dir/empty.conf"
+	echo "$dir"
+}
+
+# Start the daemon in the background; its log goes to $2.
+start() {
+	local root=$1 log=$2
+	shift 2
+	"$AUTOSLEEPD" --root "$root" --config "${CONF:-$root/empty.conf}" "$@" > "$log" 2>&1 &
+	pid=$!
+}
+
+wait_for() {
+	local pattern=$1 log=$2 i
+	for i in $(seq 100); do
+		grep -q -- "$pattern" "$log" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# SIGTERM the daemon: milliseconds to exit in $ms, exit status in $status.
+term() {
+	local t0 t1
+	t0=$(date +%s%N)
+	kill -TERM "$pid"
+	wait "$pid"
+	status=$?
+	t1=$(date +%s%N)
+	ms=$(( (t1 - t0) / 1000000 ))
+}
+
+# 1. Dry run: cycles against the fixture, each step logged, nothing written.
+root=$(fixture sysfs-basic)
+log=$tmp/dry.log
+start "$root" "$log" --dry-run
+check "dry run reports PM_USERSPACE_AUTOSLEEP=y and PM_WAKELOCKS=y" \
+	"wait_for 'CONFIG_PM_USERSPACE_AUTOSLEEP=y, CONFIG_PM_WAKELOCKS=y' $log" "$log"
+check "dry run reports sleep states and mem_sleep" \
+	"wait_for 'Sleep states: freeze mem disk; mem_sleep: s2idle \[deep\]' $log" "$log"
+check "dry run logs the wakeup_count step" "wait_for 'Dry run: would write 5 to wakeup_count' $log" "$log"
+check "dry run logs the state step" "wait_for 'Dry run: would write mem to state' $log" "$log"
+check "dry run completes cycles" "wait_for 'Suspend #3: success' $log" "$log"
+term
+check "SIGTERM ends a dry run in ${ms} ms (< 1000) with status 0" "[ $ms -lt 1000 ] && [ $status -eq 0 ]" "$log"
+check "dry run left state and wakeup_count untouched" \
+	"[ \"\$(cat $root/sys/power/state)\" = 'freeze mem disk' ] && [ \"\$(cat $root/sys/power/wakeup_count)\" = 5 ]"
+check "no warning about the crng on an autosleep kernel" "! grep -q 'reseed the crng' $log" "$log"
+
+# 2. Stock kernel: no wake_lock (said once) and the crng/WireGuard warning.
+root=$(fixture sysfs-nowakelock)
+log=$tmp/stock.log
+start "$root" "$log" --dry-run
+check "stock kernel: warns that every cycle reseeds the crng and clears WireGuard keys" \
+	"wait_for 'lacks CONFIG_PM_USERSPACE_AUTOSLEEP: every suspend cycle will reseed the crng and clear all WireGuard session keys' $log" "$log"
+wait_for 'Suspend #5: success' "$log"
+check "stock kernel: missing wake_lock is logged exactly once" \
+	"[ \$(grep -c 'No /sys/power/wake_lock' $log) -eq 1 ]" "$log"
+term
+
+# 3. Stale kernel locks from a crashed instance are removed, others kept.
+root=$(fixture sysfs-basic)
+log=$tmp/stale.log
+echo "other autosleepd autosleepd.activity" > "$root/sys/power/wake_lock"
+start "$root" "$log" --dry-run
+check "stale lock 'autosleepd' removed" "wait_for \"Removed stale kernel wake lock 'autosleepd'\" $log" "$log"
+check "stale lock 'autosleepd.activity' removed" \
+	"wait_for \"Removed stale kernel wake lock 'autosleepd.activity'\" $log" "$log"
+check "foreign lock 'other' left alone" "! grep -q \"lock 'other'\" $log" "$log"
+term
+
+# 4. SIGTERM while blocked reading wakeup_count (a FIFO nobody writes).
+root=$(fixture sysfs-basic)
+log=$tmp/fifo.log
+rm "$root/sys/power/wakeup_count"
+mkfifo "$root/sys/power/wakeup_count"
+start "$root" "$log" --log-level=debug
+wait_for 'Reading wakeup_count' "$log"
+sleep 0.3
+term
+check "SIGTERM during a blocking wakeup_count read exits in ${ms} ms (< 1000), status 0" \
+	"[ $ms -lt 1000 ] && [ $status -eq 0 ]" "$log"
+check "nothing was suspended while blocked" "[ \"\$(cat $root/sys/power/state)\" = 'freeze mem disk' ]"
+
+# 5. Bad configuration: the daemon refuses to start and says where.
+root=$(fixture sysfs-basic)
+log=$tmp/badconf.log
+printf '[Suspend]\nState=mem\n[Backoff]\nDelaySec=fast\n' > "$root/bad.conf"
+CONF=$root/bad.conf start "$root" "$log" --dry-run
+wait "$pid"; status=$?
+check "invalid value: exit status 1" "[ $status -eq 1 ]" "$log"
+check "invalid value: names file, line and key" \
+	"grep -q \"bad.conf:4: invalid value 'fast' for key 'DelaySec'\" $log" "$log"
+printf '[Suspend]\nStat=mem\n' > "$root/bad.conf"
+CONF=$root/bad.conf start "$root" "$log" --dry-run
+wait "$pid"; status=$?
+check "unknown key: refused with file:line" \
+	"[ $status -eq 1 ] && grep -q \"bad.conf:2: unknown key 'Stat' in section \[Suspend\]\" $log" "$log"
+mkdir -p "$root/good.conf.d"
+: > "$root/good.conf"
+printf '[Backoff]\nMultiplier=0\n' > "$root/good.conf.d/10-bad.conf"
+CONF=$root/good.conf start "$root" "$log" --dry-run
+wait "$pid"; status=$?
+check "bad drop-in: refused, naming the drop-in" \
+	"[ $status -eq 1 ] && grep -q 'good.conf.d/10-bad.conf:2: invalid value' $log" "$log"
+CONF=$root/missing.conf start "$root" "$log" --dry-run
+wait "$pid"; status=$?
+check "missing --config file: refused" "[ $status -eq 1 ] && grep -q 'missing.conf' $log" "$log"
+
+# 6. The kernel does not offer the configured state.
+root=$(fixture sysfs-basic)
+log=$tmp/nostate.log
+echo "freeze disk" > "$root/sys/power/state"
+start "$root" "$log" --dry-run
+wait "$pid"; status=$?
+check "State=mem on a kernel without mem: refused with the available states" \
+	"[ $status -eq 1 ] && grep -q 'State=mem is not offered by the kernel (available: freeze disk)' $log" "$log"
+
+echo "1..$n"
+[ $failed -eq 0 ]

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "leases.h"
+
+static usec_t fake_boottime = 1000 * USEC_PER_SEC;
+
+static usec_t fake_now(clockid_t clock)
+{
+	/* Realtime is only for display; keep it a fixed offset from boottime. */
+	return clock == CLOCK_REALTIME ? fake_boottime + 1700000000 * USEC_PER_SEC : fake_boottime;
+}
+
+struct ctx {
+	struct leases l;
+	int changes;
+	bool held;
+};
+
+static void on_change(struct leases *l, bool held, void *userdata)
+{
+	struct ctx *x = userdata;
+
+	(void)l;
+	x->changes++;
+	x->held = held;
+}
+
+static int setup(void **state)
+{
+	struct ctx *x = calloc(1, sizeof(*x));
+
+	leases_init(&x->l, on_change, x);
+	x->l.now = fake_now;
+	fake_boottime = 1000 * USEC_PER_SEC;
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *x = *state;
+
+	leases_done(&x->l);
+	free(x);
+	return 0;
+}
+
+static void test_acquire_release_transitions(void **state)
+{
+	struct ctx *x = *state;
+	uint64_t a, b;
+
+	assert_int_equal(leases_acquire(&x->l, "music", ":1.5", "playing", 1000, 42, USEC_INFINITY, &a), 0);
+	assert_int_equal(x->changes, 1);
+	assert_true(x->held);
+	/* A second lease does not toggle the kernel lock again. */
+	assert_int_equal(leases_acquire(&x->l, "backup", ":1.6", "", 0, 43, USEC_INFINITY, &b), 0);
+	assert_int_equal(x->changes, 1);
+	assert_int_not_equal(a, b);
+	assert_int_equal(x->l.n, 2);
+
+	assert_int_equal(leases_release(&x->l, a), 0);
+	assert_int_equal(x->changes, 1);
+	assert_true(x->held);
+	assert_int_equal(leases_release(&x->l, a), -ENOENT);
+	assert_int_equal(leases_release(&x->l, b), 0);
+	assert_int_equal(x->changes, 2);
+	assert_false(x->held);
+	assert_int_equal(x->l.n, 0);
+}
+
+static void test_find_and_fields(void **state)
+{
+	struct ctx *x = *state;
+	struct lease *l;
+	uint64_t id;
+
+	assert_int_equal(leases_acquire(&x->l, "dl", ":1.9", "download", 1000, 77, 2000 * USEC_PER_SEC, &id), 0);
+	l = leases_find(&x->l, id);
+	assert_non_null(l);
+	assert_string_equal(l->name, "dl");
+	assert_string_equal(l->owner, ":1.9");
+	assert_string_equal(l->why, "download");
+	assert_int_equal(l->uid, 1000);
+	assert_int_equal(l->pid, 77);
+	assert_int_equal(l->since, 1000 * USEC_PER_SEC);
+	assert_int_equal(l->deadline, 2000 * USEC_PER_SEC);
+	assert_null(leases_find(&x->l, id + 1));
+}
+
+static void test_deadline_expiry(void **state)
+{
+	struct ctx *x = *state;
+	uint64_t a, b, c;
+
+	assert_int_equal(leases_acquire(&x->l, "a", "", "", 0, 0, 1010 * USEC_PER_SEC, &a), 0);
+	assert_int_equal(leases_acquire(&x->l, "b", "", "", 0, 0, 1005 * USEC_PER_SEC, &b), 0);
+	assert_int_equal(leases_acquire(&x->l, "c", "", "", 0, 0, USEC_INFINITY, &c), 0);
+	assert_int_equal(leases_next_deadline(&x->l), 1005 * USEC_PER_SEC);
+
+	fake_boottime = 1004 * USEC_PER_SEC;
+	assert_int_equal(leases_expire(&x->l), 1005 * USEC_PER_SEC);
+	assert_int_equal(x->l.n, 3);
+
+	fake_boottime = 1005 * USEC_PER_SEC;
+	assert_int_equal(leases_expire(&x->l), 1010 * USEC_PER_SEC);
+	assert_null(leases_find(&x->l, b));
+	assert_int_equal(x->l.n, 2);
+
+	fake_boottime = 2000 * USEC_PER_SEC;
+	assert_int_equal(leases_expire(&x->l), USEC_INFINITY);
+	assert_null(leases_find(&x->l, a));
+	assert_non_null(leases_find(&x->l, c));
+	assert_true(x->held);
+	assert_int_equal(leases_release(&x->l, c), 0);
+	assert_false(x->held);
+}
+
+static void test_stats(void **state)
+{
+	struct ctx *x = *state;
+	const struct lease_stats *s;
+	uint64_t a, b;
+
+	assert_int_equal(leases_acquire(&x->l, "sync", "", "", 0, 0, USEC_INFINITY, &a), 0);
+	fake_boottime += 3 * USEC_PER_SEC;
+	assert_int_equal(leases_acquire(&x->l, "sync", "", "", 0, 0, USEC_INFINITY, &b), 0);
+	s = leases_stats_find(&x->l, "sync");
+	assert_non_null(s);
+	assert_int_equal(s->count, 2);
+	assert_int_equal(s->active, 2);
+	fake_boottime += 1 * USEC_PER_SEC;
+	assert_int_equal(leases_release(&x->l, b), 0); /* held 1 s */
+	fake_boottime += 6 * USEC_PER_SEC;
+	assert_int_equal(leases_release(&x->l, a), 0); /* held 10 s */
+	s = leases_stats_find(&x->l, "sync");
+	assert_int_equal(s->count, 2);
+	assert_int_equal(s->active, 0);
+	assert_int_equal(s->total, 11 * USEC_PER_SEC);
+	assert_int_equal(s->max, 10 * USEC_PER_SEC);
+	assert_int_equal(s->last_change, fake_now(CLOCK_REALTIME));
+	assert_null(leases_stats_find(&x->l, "other"));
+}
+
+static void test_stats_bounded(void **state)
+{
+	struct ctx *x = *state;
+	char name[32];
+	uint64_t id, keep;
+
+	/* One active name survives eviction while thousands of others pass through. */
+	assert_int_equal(leases_acquire(&x->l, "keeper", "", "", 0, 0, USEC_INFINITY, &keep), 0);
+	for (int i = 0; i < 3 * LEASES_STATS_MAX; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(leases_acquire(&x->l, name, "", "", 0, 0, USEC_INFINITY, &id), 0);
+		assert_int_equal(leases_release(&x->l, id), 0);
+	}
+	assert_true(x->l.n_stats <= LEASES_STATS_MAX);
+	assert_non_null(leases_stats_find(&x->l, "keeper"));
+	assert_non_null(leases_stats_find(&x->l, "n3071"));
+	assert_null(leases_stats_find(&x->l, "n0"));
+}
+
+static void test_count_uid(void **state)
+{
+	struct ctx *x = *state;
+	uint64_t id;
+
+	assert_int_equal(leases_acquire(&x->l, "a", "", "", 1000, 0, USEC_INFINITY, &id), 0);
+	assert_int_equal(leases_acquire(&x->l, "b", "", "", 1000, 0, USEC_INFINITY, &id), 0);
+	assert_int_equal(leases_acquire(&x->l, "c", "", "", 1001, 0, USEC_INFINITY, &id), 0);
+	assert_int_equal(leases_count_uid(&x->l, 1000), 2);
+	assert_int_equal(leases_count_uid(&x->l, 1001), 1);
+	assert_int_equal(leases_count_uid(&x->l, 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_acquire_release_transitions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_find_and_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_count_uid, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

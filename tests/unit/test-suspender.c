@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "suspender.h"
+#include "sysfs.h"
+
+#define MS USEC_PER_MSEC
+
+/*
+ * A fake kernel behind the sysfs injector: it answers wakeup_count and state
+ * the way the kernel does, and can misbehave in the ways a plain fixture file
+ * cannot (rejected writes, blocking, time asleep).
+ */
+struct fake_kernel {
+	pthread_mutex_t lock;
+	char trace[16384];
+	uint64_t count;
+	int count_write_error;    /* one shot */
+	int state_error;          /* persistent until cleared */
+	bool state_advances_count;
+	usec_t state_block;       /* the state write takes this long, signals or not */
+	usec_t asleep_per_write;  /* CLOCK_BOOTTIME jumps by this much per successful state write */
+	usec_t boottime_offset;
+	bool block_read;          /* wakeup_count read waits, interruptibly, until cleared */
+	unsigned state_writes;
+	unsigned reads;
+	usec_t last_cancel_at;
+	usec_t read_after_cancel_at;
+	struct suspender *s;
+	bool lease_after_count_write; /* a lease arrives right after our wakeup_count write */
+};
+
+static struct fake_kernel fk;
+
+static void trace(const char *fmt, ...)
+{
+	size_t n = strlen(fk.trace);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fk.trace + n, sizeof(fk.trace) - n, fmt, ap);
+	va_end(ap);
+}
+
+static usec_t fake_now(clockid_t clock)
+{
+	usec_t t = now(clock);
+
+	if (clock == CLOCK_BOOTTIME) {
+		pthread_mutex_lock(&fk.lock);
+		t += fk.boottime_offset;
+		pthread_mutex_unlock(&fk.lock);
+	}
+	return t;
+}
+
+static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
+{
+	(void)userdata;
+	if (strcmp(rel, SYSFS_POWER_WAKEUP_COUNT) != 0)
+		return SYSFS_INJECT_PASS;
+	for (;;) {
+		bool block;
+
+		pthread_mutex_lock(&fk.lock);
+		block = fk.block_read;
+		pthread_mutex_unlock(&fk.lock);
+		if (!block)
+			break;
+		/* Like the kernel's interruptible wait: a signal ends it with EINTR. */
+		if (nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL) < 0 && errno == EINTR)
+			return -EINTR;
+	}
+	pthread_mutex_lock(&fk.lock);
+	fk.reads++;
+	if (fk.last_cancel_at && !fk.read_after_cancel_at)
+		fk.read_after_cancel_at = now(CLOCK_MONOTONIC);
+	trace("R%" PRIu64 ";", fk.count);
+	snprintf(buf, size, "%" PRIu64, fk.count);
+	pthread_mutex_unlock(&fk.lock);
+	return (int)strlen(buf);
+}
+
+static int fk_write(void *userdata, const char *rel, const char *value)
+{
+	int r = 0;
+
+	(void)userdata;
+	if (strcmp(rel, SYSFS_POWER_WAKEUP_COUNT) == 0) {
+		pthread_mutex_lock(&fk.lock);
+		trace("W%s;", value);
+		if (fk.count_write_error) {
+			r = fk.count_write_error;
+			fk.count_write_error = 0;
+			fk.last_cancel_at = now(CLOCK_MONOTONIC);
+		} else if (strtoull(value, NULL, 10) != fk.count) {
+			r = -EINVAL;
+		}
+		pthread_mutex_unlock(&fk.lock);
+		if (r == 0 && fk.lease_after_count_write)
+			suspender_set_blocked(fk.s, true);
+		return r;
+	}
+	if (strcmp(rel, SYSFS_POWER_STATE) == 0) {
+		usec_t end = now(CLOCK_MONOTONIC) + fk.state_block;
+
+		/* The kernel does not abort a suspend for a signal: sleep it out. */
+		while (now(CLOCK_MONOTONIC) < end)
+			nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
+		pthread_mutex_lock(&fk.lock);
+		trace("S%s;", value);
+		fk.state_writes++;
+		r = fk.state_error;
+		if (r == 0)
+			fk.boottime_offset += fk.asleep_per_write;
+		if (r == 0 || fk.state_advances_count)
+			fk.count++;
+		pthread_mutex_unlock(&fk.lock);
+		return r;
+	}
+	return SYSFS_INJECT_PASS;
+}
+
+static const struct sysfs_injector injector = { .read = fk_read, .write = fk_write };
+
+struct ctx {
+	char *dir;
+	struct suspender *s;
+};
+
+static struct suspender_params default_params(void)
+{
+	return (struct suspender_params){
+		.state = "mem",
+		.backoff_base = 10 * MS,
+		.backoff_multiplier = 2.0,
+		.backoff_flat_attempts = 0,
+		.backoff_max = 60 * USEC_PER_SEC,
+		.now = fake_now,
+	};
+}
+
+static int setup(void **state)
+{
+	struct ctx *x = calloc(1, sizeof(*x));
+
+	memset(&fk, 0, sizeof(fk));
+	pthread_mutex_init(&fk.lock, NULL);
+	fk.count = 5;
+	x->dir = fixture_new("sysfs-basic");
+	assert_int_equal(sysfs_set_root(x->dir), 0);
+	sysfs_set_injector(&injector);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *x = *state;
+
+	if (x->s) {
+		assert_int_equal(suspender_stop(x->s, 10 * USEC_PER_SEC), 0);
+		suspender_free(x->s);
+	}
+	sysfs_set_injector(NULL);
+	fixture_free(x->dir);
+	free(x);
+	return 0;
+}
+
+static void start(struct ctx *x, const struct suspender_params *p)
+{
+	assert_int_equal(suspender_new(p, &x->s), 0);
+	fk.s = x->s;
+	assert_int_equal(suspender_start(x->s), 0);
+}
+
+/* The next event of the given type, failing the test after timeout_ms. */
+static void wait_event(struct ctx *x, enum suspender_event_type type, struct suspender_event *ret, int timeout_ms)
+{
+	usec_t end = now(CLOCK_MONOTONIC) + (usec_t)timeout_ms * MS;
+
+	for (;;) {
+		struct pollfd p = { .fd = suspender_get_fd(x->s), .events = POLLIN };
+		int r;
+
+		r = suspender_read_event(x->s, ret);
+		assert_true(r >= 0);
+		if (r > 0 && ret->type == type)
+			return;
+		if (r > 0)
+			continue;
+		if (now(CLOCK_MONOTONIC) >= end)
+			fail_msg("no event of type %d within %d ms; trace: %s", type, timeout_ms, fk.trace);
+		poll(&p, 1, 10);
+	}
+}
+
+static void wait_result(struct ctx *x, struct suspend_report *ret, int timeout_ms)
+{
+	struct suspender_event ev;
+
+	wait_event(x, SUSPENDER_EVENT_RESULT, &ev, timeout_ms);
+	*ret = ev.report;
+}
+
+static unsigned locked_state_writes(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&fk.lock);
+	n = fk.state_writes;
+	pthread_mutex_unlock(&fk.lock);
+	return n;
+}
+
+static void test_protocol_order(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_int_equal(rep.count, 5);
+	assert_int_equal(rep.attempt, 1);
+	assert_string_equal(rep.wake_reason, "irq 8 (rtc0)");
+	assert_int_equal(rep.next_delay, 10 * MS);
+	/* Read the count, write it back, then and only then the state. */
+	assert_memory_equal(fk.trace, "R5;W5;Smem;", strlen("R5;W5;Smem;"));
+}
+
+static void test_no_state_write_while_lease_held(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	assert_int_equal(suspender_new(&p, &x->s), 0);
+	fk.s = x->s;
+	suspender_set_blocked(x->s, true);
+	assert_int_equal(suspender_start(x->s), 0);
+	usleep(300 * 1000);
+	assert_int_equal(locked_state_writes(), 0);
+	/* The count read before the lease went away is stale: read it again. */
+	suspender_set_blocked(x->s, false);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_memory_equal(fk.trace, "R5;R5;W5;Smem;", strlen("R5;R5;W5;Smem;"));
+}
+
+static void test_lease_after_count_write(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+
+	/* A lease that lands between our wakeup_count write and the state write. */
+	fk.lease_after_count_write = true;
+	start(x, &p);
+	usleep(300 * 1000);
+	assert_int_equal(locked_state_writes(), 0);
+	pthread_mutex_lock(&fk.lock);
+	/* It goes back to reading the count, which blocks on the real kernel's lock. */
+	assert_memory_equal(fk.trace, "R5;W5;R5;", strlen("R5;W5;R5;"));
+	assert_null(strchr(fk.trace, 'S'));
+	pthread_mutex_unlock(&fk.lock);
+}
+
+static void test_early_cancel_retries_at_once(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	/* A long backoff, so any delay before the retry would show. */
+	p.backoff_base = 2 * USEC_PER_SEC;
+	fk.count_write_error = -EINVAL;
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_EARLY_CANCEL);
+	assert_int_equal(rep.error, -EINVAL);
+	assert_int_equal(rep.next_delay, 0);
+	assert_int_equal(rep.bad_streak, 0);
+	wait_result(x, &rep, 1000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_int_equal(rep.bad_streak, 0);
+	assert_true(fk.read_after_cancel_at - fk.last_cancel_at < 200 * MS);
+	assert_memory_equal(fk.trace, "R5;W5;R5;W5;Smem;", strlen("R5;W5;R5;W5;Smem;"));
+}
+
+static void test_backoff_sequence_and_reset(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	usec_t expect = 10 * MS, t_prev = 0;
+
+	fk.state_error = -EBUSY;
+	start(x, &p);
+	for (unsigned i = 1; i <= 5; i++) {
+		usec_t t;
+
+		wait_result(x, &rep, 3000);
+		t = now(CLOCK_MONOTONIC);
+		assert_int_equal(rep.result, SUSPEND_FAILURE);
+		assert_int_equal(rep.bad_streak, i);
+		expect *= 2;
+		assert_int_equal(rep.next_delay, expect);
+		/* The previous delay was really waited (allow for poll granularity). */
+		if (t_prev)
+			assert_true(t - t_prev >= expect / 2 - 5 * MS);
+		t_prev = t;
+	}
+	pthread_mutex_lock(&fk.lock);
+	fk.state_error = 0;
+	pthread_mutex_unlock(&fk.lock);
+	wait_result(x, &rep, 3000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_int_equal(rep.bad_streak, 0);
+	assert_int_equal(rep.next_delay, 10 * MS);
+}
+
+static void test_late_cancel(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	fk.state_error = -EBUSY;
+	fk.state_advances_count = true;
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_LATE_CANCEL);
+	assert_int_equal(rep.error, -EBUSY);
+	assert_int_equal(rep.count, 5);
+	assert_int_equal(rep.count_after, 6);
+	assert_int_equal(rep.bad_streak, 1);
+}
+
+static void test_device_failure(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_DEV, "serial8250\n");
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_STEP, "suspend\n");
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO, "-16\n");
+	fk.state_error = -EBUSY;
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_FAILURE);
+	assert_int_equal(rep.count_after, 5);
+	assert_string_equal(rep.failed_dev, "serial8250");
+	assert_string_equal(rep.failed_step, "suspend");
+	assert_int_equal(rep.failed_errno, -16);
+}
+
+static void test_short_suspend_backoff(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	p.short_suspend = 1 * USEC_PER_SEC;
+	start(x, &p);
+	/* Woke at once: counts as bad. */
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_true(rep.short_suspend);
+	assert_int_equal(rep.bad_streak, 1);
+	assert_int_equal(rep.next_delay, 20 * MS);
+	wait_result(x, &rep, 2000);
+	assert_true(rep.short_suspend);
+	assert_int_equal(rep.bad_streak, 2);
+	assert_int_equal(rep.next_delay, 40 * MS);
+
+	/* A real sleep resets the backoff, and time asleep is measured. */
+	pthread_mutex_lock(&fk.lock);
+	fk.asleep_per_write = 5 * USEC_PER_SEC;
+	pthread_mutex_unlock(&fk.lock);
+	do
+		wait_result(x, &rep, 2000);
+	while (rep.short_suspend);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_true(rep.asleep >= 5 * USEC_PER_SEC && rep.asleep < 6 * USEC_PER_SEC);
+	assert_int_equal(rep.bad_streak, 0);
+	assert_int_equal(rep.next_delay, 10 * MS);
+}
+
+static void test_short_suspend_off_by_default(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	wait_result(x, &rep, 2000);
+	assert_false(rep.short_suspend);
+	assert_int_equal(rep.bad_streak, 0);
+}
+
+static void test_stop_during_blocking_read(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	usec_t t;
+
+	fk.block_read = true;
+	start(x, &p);
+	usleep(200 * 1000);
+	t = now(CLOCK_MONOTONIC);
+	assert_int_equal(suspender_stop(x->s, 900 * MS), 0);
+	t = now(CLOCK_MONOTONIC) - t;
+	assert_true(t < 500 * MS);
+	assert_int_equal(fk.reads, 0);
+	assert_int_equal(locked_state_writes(), 0);
+}
+
+static void test_stop_during_blocking_state_write(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspender_event ev;
+	usec_t t;
+
+	fk.state_block = 3 * USEC_PER_SEC;
+	start(x, &p);
+	wait_event(x, SUSPENDER_EVENT_STATE, &ev, 2000);
+	while (ev.state != SUSPENDER_SUSPENDING)
+		wait_event(x, SUSPENDER_EVENT_STATE, &ev, 2000);
+	/* Stuck in the kernel: stop gives up in time instead of hanging SIGTERM. */
+	t = now(CLOCK_MONOTONIC);
+	assert_int_equal(suspender_stop(x->s, 800 * MS), -ETIMEDOUT);
+	t = now(CLOCK_MONOTONIC) - t;
+	assert_true(t < 1 * USEC_PER_SEC);
+	/* The teardown's stop then waits for the write to finish, so nothing leaks. */
+}
+
+static void test_disabled(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspender_event ev;
+	struct suspend_report rep;
+
+	assert_int_equal(suspender_new(&p, &x->s), 0);
+	suspender_set_enabled(x->s, false);
+	assert_int_equal(suspender_start(x->s), 0);
+	wait_event(x, SUSPENDER_EVENT_STATE, &ev, 2000);
+	assert_int_equal(ev.state, SUSPENDER_DISABLED);
+	usleep(200 * 1000);
+	assert_int_equal(fk.reads, 0);
+	suspender_set_enabled(x->s, true);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+}
+
+static void test_unreadable_wakeup_count(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	char *log;
+
+	/* Not the fake kernel's count: a sysfs surprise in the fixture file itself. */
+	sysfs_set_injector(NULL);
+	fixture_write(x->dir, SYSFS_POWER_WAKEUP_COUNT, "garbage\n");
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_FAILURE);
+	assert_int_equal(rep.error, -EBADMSG);
+	assert_int_equal(rep.bad_streak, 1);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.bad_streak, 2);
+	log = fixture_read(x->dir, SYSFS_POWER_STATE);
+	assert_string_equal(log, "freeze mem disk\n");
+	free(log);
+}
+
+static void test_dry_run_writes_nothing(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	char *log;
+
+	p.dry_run = true;
+	stderr_capture_begin();
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(suspender_stop(x->s, USEC_PER_SEC), 0);
+	log = stderr_capture_end();
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_string_equal(rep.wake_reason, "dry-run");
+	assert_int_equal(locked_state_writes(), 0);
+	assert_null(strstr(fk.trace, "W"));
+	assert_non_null(strstr(log, "Dry run: would write 5 to wakeup_count"));
+	assert_non_null(strstr(log, "Dry run: would write mem to state"));
+	free(log);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_protocol_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_state_write_while_lease_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lease_after_count_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_early_cancel_retries_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_sequence_and_reset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_suspend_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_suspend_off_by_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_during_blocking_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_during_blocking_state_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_wakeup_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -67,11 +67,14 @@ pkgver=$(dpkg-query -W -f='${Version}' "$pkg")
 mapfile -t patches < <(find "$here/patches" -name '*.patch' 2>/dev/null | LC_ALL=C sort)
 fragments=("$here/autosleep.config" "$here/vm.config")
 
+# Bump when a change to this script changes what it builds.
+recipe=1
+
 # Everything that can change the image goes into the key.
 key=$( {
-	echo "$pkg $pkgver $variant"
+	echo "$pkg $pkgver $variant recipe $recipe"
 	gcc --version | head -n1
-	cat "${BASH_SOURCE[0]}" "${fragments[@]}"
+	cat "${fragments[@]}"
 	for p in "${patches[@]}"; do basename "$p"; cat "$p"; done
 } | sha256sum | cut -c1-16)
 image_dir=$cache/images/$version-$variant-$key
@@ -122,11 +125,13 @@ export KBUILD_BUILD_USER=autosleep KBUILD_BUILD_HOST=autosleep KBUILD_BUILD_VERS
 if [ ! -d "$obj" ] && [ "$variant" = control ]; then
 	# The control differs by one option; kbuild's per-option dependency
 	# tracking then rebuilds only the few files that test it.
-	sibling=$(ls -d "$cache"/build/"$version"-autosleep-* 2>/dev/null | head -n1 || true)
-	if [ -n "$sibling" ] && [ -f "$sibling/arch/x86/boot/bzImage" ]; then
+	for sibling in $(ls -td "$cache"/build/"$version"-autosleep-* 2>/dev/null); do
+		[ -f "$sibling/arch/x86/boot/bzImage" ] || continue
 		log "seeding control build from $sibling"
+		rm -rf "$obj.tmp"
 		cp -a "$sibling" "$obj.tmp" && mv "$obj.tmp" "$obj"
-	fi
+		break
+	done
 fi
 mkdir -p "$obj"
 
@@ -174,4 +179,8 @@ cp "$obj/.config" "$image_dir.tmp/config"
 echo "$pkg $pkgver $variant" > "$image_dir.tmp/source"
 rm -rf "$image_dir"
 mv "$image_dir.tmp" "$image_dir"
+# Older build trees of this variant only take space now.
+for old in "$cache"/build/"$version-$variant"-*; do
+	[ "$old" = "$obj" ] || rm -rf "$old"
+done
 echo "$image_dir/bzImage"

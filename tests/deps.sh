@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Install what the project needs from Debian's archive, once: apt-get update
+# only runs when something is missing, so a second run does nothing.
+
+deps_build=(build-essential autoconf automake pkg-config libsystemd-dev libevdev-dev zlib1g-dev xz-utils)
+deps_unit=(libcmocka-dev valgrind)
+deps_vm=(qemu-system-x86 mmdebstrap e2fsprogs python3 linux-source-6.1 flex bison bc libelf-dev libssl-dev
+	cpio kmod)
+
+install_deps() {
+	local -a want=() missing=()
+	local g p
+	for g in "$@"; do
+		eval "want+=(\"\${deps_$g[@]}\")"
+	done
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "=== installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q > /dev/null || { echo "apt-get update failed" >&2; return 1; }
+	apt-get install -y -q --no-install-recommends "${missing[@]}" > /dev/null || {
+		echo "apt-get install ${missing[*]} failed" >&2
+		return 1
+	}
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Boot one guest under QEMU TCG, run guest scenarios, and check on the host.
+
+The guest reports TAP-like lines on its second serial port ("ok - ...",
+"not ok - ...", "# ...", "@mark ..."). The host timestamps every line and
+every QMP SUSPEND/WAKEUP event, because the guest under-reports time asleep,
+and adds its own checks: no suspend between "@mark hold-start" and
+"@mark hold-end", and how soon after "@mark release" the guest went down.
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+class Qmp:
+    def __init__(self, path, deadline):
+        self.sock = None
+        while time.monotonic() < deadline:
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(path)
+                self.sock = s
+                break
+            except OSError:
+                time.sleep(0.05)
+        if not self.sock:
+            raise RuntimeError("cannot connect to QMP socket " + path)
+        self.file = self.sock.makefile("rwb", buffering=0)
+        self.events = []
+        self.lock = threading.Lock()
+        self._read()  # greeting
+        self.command("qmp_capabilities")
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        line = self.file.readline()
+        if not line:
+            return None
+        return json.loads(line)
+
+    def command(self, name):
+        self.file.write(json.dumps({"execute": name}).encode() + b"\n")
+
+    def _pump(self):
+        while True:
+            try:
+                msg = self._read()
+            except (OSError, ValueError):
+                return
+            if msg is None:
+                return
+            if "event" in msg:
+                with self.lock:
+                    self.events.append((time.monotonic(), msg["event"]))
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.events)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--image", required=True)
+    ap.add_argument("--scenarios", required=True, help="comma-separated guest scenarios")
+    ap.add_argument("--expect", required=True, choices=["autosleep", "control"])
+    ap.add_argument("--cycles", type=int, default=5)
+    ap.add_argument("--timeout", type=float, default=900, help="seconds for the whole boot")
+    ap.add_argument("--label", default="vm")
+    ap.add_argument("--log-dir", default=None)
+    ap.add_argument("--release-limit", type=float, default=3.0,
+                    help="max seconds from lock release to suspend (1 s + autosleepd's DelaySec)")
+    ap.add_argument("--stuck-wakeup", type=float, default=40.0,
+                    help="wake a guest suspended this long with QMP system_wakeup (safety net)")
+    ap.add_argument("--counts", default=None, help="append 'passed failed' to this file")
+    ap.add_argument("--live", action="store_true", help="print guest lines as they come")
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="autosleep-vm.")
+    log_dir = args.log_dir or work
+    os.makedirs(log_dir, exist_ok=True)
+    console = os.path.join(log_dir, args.label + "-console.log")
+    results = os.path.join(work, "results.log")
+    qmp_path = os.path.join(work, "qmp.sock")
+    open(results, "w").close()
+
+    cmdline = ("root=/dev/vda rw console=ttyS0 mem_sleep_default=deep loglevel=4 "
+               "systemd.show_status=0 autosleep.scenarios=%s autosleep.expect=%s autosleep.cycles=%d"
+               % (args.scenarios, args.expect, args.cycles))
+    qemu = [
+        "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "1",
+        "-machine", "pc", "-global", "PIIX4_PM.disable_s3=0",
+        "-kernel", args.kernel, "-append", cmdline,
+        "-drive", "file=%s,if=virtio,format=raw,snapshot=on" % args.image,
+        "-device", "virtio-rng-pci",
+        "-serial", "file:" + console, "-serial", "file:" + results,
+        "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+        "-nic", "none", "-display", "none", "-no-reboot",
+    ]
+    start = time.monotonic()
+    deadline = start + args.timeout
+    proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL)
+    qmp = Qmp(qmp_path, time.monotonic() + 30)
+
+    lines = []  # (host time, text)
+    passed = failed = 0
+    n = 0
+    done = False
+    stuck_since = None
+    woken_by_host = 0
+    shown = 0
+    last_suspend = None
+
+    def report(ok, text):
+        nonlocal passed, failed, n
+        n += 1
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+        print("%s %d - [%s] %s" % ("ok" if ok else "not ok", n, args.label, text), flush=True)
+
+    with open(results, "rb") as rf:
+        buf = b""
+        while True:
+            now = time.monotonic()
+            chunk = rf.read()
+            if chunk:
+                buf += chunk
+                while b"\n" in buf:
+                    raw, buf = buf.split(b"\n", 1)
+                    text = raw.decode(errors="replace").strip("\r")
+                    if not text:
+                        continue
+                    lines.append((now, text))
+                    if text.startswith("ok - "):
+                        report(True, text[5:])
+                    elif text.startswith("not ok - "):
+                        report(False, text[9:])
+                    elif args.live and text.startswith("demo: "):
+                        print(text[6:], flush=True)
+                    elif args.live and text.startswith("@"):
+                        pass
+                    elif args.live or text.startswith("# cycle"):
+                        print("# [%s] %s" % (args.label, text), flush=True)
+                    if text == "@done":
+                        done = True
+            ev = qmp.snapshot()
+            if args.live:
+                for t, e in ev[shown:]:
+                    if e == "SUSPEND":
+                        print("host: QEMU reports the guest is now in S3 (QMP SUSPEND)", flush=True)
+                        last_suspend = t
+                    elif e == "WAKEUP":
+                        print("host: QEMU reports the guest woke up after %.1f s in S3 (QMP WAKEUP)"
+                              % (t - last_suspend if last_suspend else float("nan")), flush=True)
+                shown = len(ev)
+            # Safety net: a suspend nobody armed a wake alarm for.
+            last = ev[-1] if ev else None
+            if last and last[1] == "SUSPEND":
+                if stuck_since is None:
+                    stuck_since = last[0]
+                elif now - stuck_since > args.stuck_wakeup:
+                    qmp.command("system_wakeup")
+                    woken_by_host += 1
+                    print("# [%s] host: guest suspended for %.0f s, sent system_wakeup" %
+                          (args.label, now - stuck_since), flush=True)
+                    stuck_since = None
+            else:
+                stuck_since = None
+            if proc.poll() is not None:
+                break
+            if now > deadline:
+                print("# [%s] host: timeout after %.0f s, killing QEMU" % (args.label, now - start), flush=True)
+                proc.kill()
+                break
+            time.sleep(0.05)
+
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    events = qmp.snapshot()
+    elapsed = time.monotonic() - start
+
+    report(done, "guest ran all scenarios and reported @done (%.0f s wall)" % elapsed)
+
+    marks = [(t, text.split(" ", 1)[1]) for t, text in lines if text.startswith("@mark ")]
+    suspends = [t for t, e in events if e == "SUSPEND"]
+    wakeups = [t for t, e in events if e == "WAKEUP"]
+
+    def next_after(ts, t):
+        for x in ts:
+            if x >= t:
+                return x
+        return None
+
+    # Per-cycle host measurements for the wireguard scenario and any release.
+    for t, m in marks:
+        if not m.startswith("release"):
+            continue
+        s = next_after(suspends, t)
+        w = next_after(wakeups, s) if s is not None else None
+        if s is None:
+            print("# [%s] host: %s: no SUSPEND event after it" % (args.label, m), flush=True)
+            continue
+        asleep = (w - s) if w is not None else float("nan")
+        print("# [%s] host: %s: suspended %.2f s after release, asleep %.2f s (QMP SUSPEND->WAKEUP)"
+              % (args.label, m, s - t, asleep), flush=True)
+        if m == "release":
+            report(s - t <= args.release_limit,
+                   "host: suspended %.2f s after the lock was released (limit %.1f s = 1 s + DelaySec)"
+                   % (s - t, args.release_limit))
+
+    hs = [t for t, m in marks if m == "hold-start"]
+    he = [t for t, m in marks if m == "hold-end"]
+    if hs and he:
+        inside = [s for s in suspends if hs[0] <= s <= he[0]]
+        report(not inside, "host: no QMP SUSPEND event during the %.1f s hold" % (he[0] - hs[0]))
+
+    if woken_by_host:
+        print("# [%s] host: woke the guest %d time(s) with system_wakeup" % (args.label, woken_by_host))
+    print("# [%s] %d passed, %d failed; %d suspends, %d wakeups seen on QMP; console log: %s"
+          % (args.label, passed, failed, len(suspends), len(wakeups), console), flush=True)
+    if args.counts:
+        with open(args.counts, "a") as f:
+            f.write("%d %d\n" % (passed, failed))
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,6 +15,7 @@ version=6.1
 variant=autosleep
 cache=${AUTOSLEEP_CACHE:-/var/cache/autosleep}
 jobs=$(nproc)
+config_only=0
 
 usage() {
 	cat <<EOF
@@ -25,6 +26,7 @@ Usage: $0 [--control] [--source 6.1|6.12] [--cache DIR] [-j N]
   --cache DIR    where sources, build trees and images are kept
                  (default \$AUTOSLEEP_CACHE or /var/cache/autosleep)
   -j N           parallel jobs (default: nproc)
+  --config-only  stop after merging and checking the configuration
 
 Prints the path of the bzImage as the last line of stdout.
 EOF
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--source) version=$2; shift ;;
 	--cache) cache=$2; shift ;;
 	-j) jobs=$2; shift ;;
+	--config-only) config_only=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "build-kernel.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 	esac
@@ -164,6 +167,12 @@ want=y
 [ "$variant" = control ] && want=n
 have=$(grep -q '^CONFIG_PM_USERSPACE_AUTOSLEEP=y' "$obj/.config" && echo y || echo n)
 [ "$have" = "$want" ] || die "PM_USERSPACE_AUTOSLEEP is '$have' in the $variant config"
+
+if [ $config_only -eq 1 ]; then
+	log "configuration checked: every fragment line took ($obj/.config)"
+	echo "$obj/.config"
+	exit 0
+fi
 
 log "building $variant bzImage with $jobs jobs (log: $obj/build.log)"
 start=$(date +%s)

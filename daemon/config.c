@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "log.h"
@@ -20,6 +21,9 @@ void config_init(struct config *c)
 		.backoff_flat_attempts = 0,
 		.backoff_max = 60 * USEC_PER_SEC,
 		.short_suspend = 0,
+		.max_locks_per_user = 64,
+		.honor_inhibitors = true,
+		.hold_sleep_inhibitor = false,
 	};
 	/* Allocation failure here is fatal anyway; config_verify catches NULL. */
 	c->state = strdup("mem");
@@ -134,6 +138,36 @@ static int parse_unsigned(const char *value, void *field)
 	return 0;
 }
 
+static int parse_bool(const char *value, void *field)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };
+	bool *b = field;
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (strcasecmp(value, yes[i]) == 0) {
+			*b = true;
+			return 0;
+		}
+		if (strcasecmp(value, no[i]) == 0) {
+			*b = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_lock_limit(const char *value, void *field)
+{
+	unsigned v;
+	int r;
+
+	r = parse_unsigned(value, &v);
+	if (r < 0 || v < 1 || v > 4096)
+		return -EINVAL;
+	*(unsigned *)field = v;
+	return 0;
+}
+
 static const struct config_key {
 	const char *section;
 	const char *key;
@@ -154,6 +188,10 @@ static const struct config_key {
 	{ "Backoff", "MaxDelaySec", parse_usec, offsetof(struct config, backoff_max), "a time span such as 60s" },
 	{ "Backoff", "ShortSuspendSec", parse_usec, offsetof(struct config, short_suspend),
 	  "a time span, 0 to turn it off" },
+	{ "WakeLocks", "MaxPerUser", parse_lock_limit, offsetof(struct config, max_locks_per_user),
+	  "a whole number from 1 to 4096" },
+	{ "Logind", "HonorInhibitors", parse_bool, offsetof(struct config, honor_inhibitors), "a boolean" },
+	{ "Logind", "HoldSleepInhibitor", parse_bool, offsetof(struct config, hold_sleep_inhibitor), "a boolean" },
 };
 
 static bool section_known(const char *section)

@@ -19,6 +19,11 @@ struct config {
 	unsigned backoff_flat_attempts;
 	usec_t backoff_max;
 	usec_t short_suspend;
+	/* [WakeLocks] */
+	unsigned max_locks_per_user;
+	/* [Logind] */
+	bool honor_inhibitors;
+	bool hold_sleep_inhibitor;
 };
 
 void config_init(struct config *c);

@@ -167,7 +167,7 @@ unsigned leases_count_uid(struct leases *l, uid_t uid)
 	return n;
 }
 
-int leases_release(struct leases *l, uint64_t id)
+int leases_release(struct leases *l, uint64_t id, const char *reason)
 {
 	struct lease *x = leases_find(l, id);
 	struct lease_stats *s;
@@ -175,6 +175,8 @@ int leases_release(struct leases *l, uint64_t id)
 
 	if (!x)
 		return -ENOENT;
+	if (l->on_release)
+		l->on_release(l, x, reason, l->userdata);
 	if (x->prev)
 		x->prev->next = x->next;
 	else
@@ -220,7 +222,7 @@ usec_t leases_expire(struct leases *l)
 	for (x = l->head; x; x = n) {
 		n = x->next;
 		if (x->deadline <= t)
-			leases_release(l, x->id);
+			leases_release(l, x->id, "expired");
 	}
 	return leases_next_deadline(l);
 }

@@ -22,6 +22,7 @@ struct lease {
 	usec_t since;          /* CLOCK_BOOTTIME */
 	usec_t since_realtime; /* for display */
 	usec_t deadline;       /* CLOCK_BOOTTIME, USEC_INFINITY for none */
+	void *data;            /* owned by the front end that took the lease */
 	struct lease *prev, *next;
 };
 
@@ -40,6 +41,8 @@ struct lease_stats {
 
 struct leases;
 typedef void (*leases_change_fn)(struct leases *l, bool held, void *userdata);
+/* Called for every lease just before it is freed; reason is "released", "expired", ... */
+typedef void (*leases_release_fn)(struct leases *l, struct lease *x, const char *reason, void *userdata);
 
 struct leases {
 	struct lease *head, *tail;
@@ -48,6 +51,7 @@ struct leases {
 	struct lease_stats *stats; /* most recently changed first */
 	unsigned n_stats;
 	leases_change_fn on_change;
+	leases_release_fn on_release;
 	void *userdata;
 	usec_t (*now)(clockid_t clock);
 };
@@ -58,7 +62,7 @@ void leases_done(struct leases *l);
 /* deadline is CLOCK_BOOTTIME, USEC_INFINITY for none. Returns 0 and the id, or -errno. */
 int leases_acquire(struct leases *l, const char *name, const char *owner, const char *why, uid_t uid,
 		   pid_t pid, usec_t deadline, uint64_t *ret_id);
-int leases_release(struct leases *l, uint64_t id);
+int leases_release(struct leases *l, uint64_t id, const char *reason);
 struct lease *leases_find(struct leases *l, uint64_t id);
 unsigned leases_count_uid(struct leases *l, uid_t uid);
 

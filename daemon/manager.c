@@ -8,7 +8,9 @@
 #include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 
+#include "bus.h"
 #include "log.h"
+#include "logind.h"
 #include "macro.h"
 #include "manager.h"
 #include "sysfs.h"
@@ -23,7 +25,7 @@
 static void manager_update_status(struct manager *m)
 {
 	sd_notifyf(false, "STATUS=%s, %u lock%s held, %" PRIu64 " suspend%s",
-		   strna(suspender_state_to_string(m->state)), m->leases.n, m->leases.n == 1 ? "" : "s",
+		   m->enabled ? strna(suspender_state_to_string(m->state)) : "disabled", m->leases.n, m->leases.n == 1 ? "" : "s",
 		   m->stats.results[SUSPEND_SUCCESS], m->stats.results[SUSPEND_SUCCESS] == 1 ? "" : "s");
 }
 
@@ -45,6 +47,7 @@ static void on_leases_change(struct leases *l, bool held, void *userdata)
 				m->kernel_lock_held = true;
 		}
 		suspender_set_blocked(m->suspender, true);
+		logind_set_held(m->logind, true);
 	} else {
 		suspender_set_blocked(m->suspender, false);
 		if (m->kernel_lock_held) {
@@ -54,8 +57,20 @@ static void on_leases_change(struct leases *l, bool held, void *userdata)
 						m->config.wake_lock_name);
 			m->kernel_lock_held = false;
 		}
+		logind_set_held(m->logind, false);
 	}
 	manager_update_status(m);
+}
+
+static void on_lease_release(struct leases *l, struct lease *x, const char *reason, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)l;
+	log_debug("Lease %" PRIu64 " '%s' of %s ended: %s", x->id, x->name, x->owner, reason);
+	if (x->id == m->logind_lease)
+		m->logind_lease = 0;
+	bus_lease_released(m->bus, x, reason);
 }
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata);
@@ -108,16 +123,66 @@ int manager_acquire(struct manager *m, const char *name, const char *owner, cons
 	return 0;
 }
 
-int manager_release(struct manager *m, uint64_t id)
+int manager_release(struct manager *m, uint64_t id, const char *reason)
 {
 	int r;
 
-	r = leases_release(&m->leases, id);
+	r = leases_release(&m->leases, id, reason);
 	if (r < 0)
 		return r;
-	log_debug("Lease %" PRIu64 " released", id);
 	(void)manager_arm_deadline(m);
 	return 0;
+}
+
+void manager_set_enabled(struct manager *m, bool enabled)
+{
+	if (m->enabled == enabled)
+		return;
+	m->enabled = enabled;
+	log_notice("Autosleep %s", enabled ? "enabled" : "disabled");
+	suspender_set_enabled(m->suspender, enabled);
+	bus_emit_changed(m->bus, "Enabled");
+	manager_update_status(m);
+}
+
+void manager_set_logind_block(struct manager *m, bool blocked, const char *who)
+{
+	uint64_t id;
+	int r;
+
+	if (blocked == (m->logind_lease != 0))
+		return;
+	if (!blocked) {
+		log_info("No more logind inhibitors");
+		(void)manager_release(m, m->logind_lease, "released");
+		return;
+	}
+	log_info("Staying awake for %s", who);
+	r = manager_acquire(m, "logind-inhibitor", "org.freedesktop.login1", who, 0, 0, 0, &id);
+	if (r < 0) {
+		log_error_errno(r, "Failed to hold for logind inhibitor: %m");
+		return;
+	}
+	m->logind_lease = id;
+	bus_lease_acquired(m->bus, leases_find(&m->leases, id));
+}
+
+const struct manager_cycle *manager_recent(const struct manager *m, unsigned i)
+{
+	if (i >= m->stats.n_recent)
+		return NULL;
+	return &m->stats.recent[(m->stats.recent_next + MANAGER_RECENT_MAX - 1 - i) % MANAGER_RECENT_MAX];
+}
+
+static void manager_record(struct manager *m, const struct suspend_report *rep)
+{
+	struct manager_cycle *c = &m->stats.recent[m->stats.recent_next];
+
+	c->report = *rep;
+	c->when = now(CLOCK_REALTIME);
+	m->stats.recent_next = (m->stats.recent_next + 1) % MANAGER_RECENT_MAX;
+	if (m->stats.n_recent < MANAGER_RECENT_MAX)
+		m->stats.n_recent++;
 }
 
 static void log_result(struct manager *m, const struct suspend_report *rep)
@@ -179,19 +244,31 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 	while ((r = suspender_read_event(m->suspender, &ev)) > 0) {
 		switch (ev.type) {
 		case SUSPENDER_EVENT_STATE:
-			m->state = ev.state;
+			if (ev.state == SUSPENDER_SUSPENDING)
+				bus_emit_suspending(m->bus);
+			if (m->state != ev.state) {
+				m->state = ev.state;
+				bus_emit_changed(m->bus, "State");
+			}
 			break;
 		case SUSPENDER_EVENT_RESULT:
 			m->stats.attempts++;
 			if (ev.report.result >= 0 && ev.report.result < _SUSPEND_RESULT_MAX)
 				m->stats.results[ev.report.result]++;
 			m->stats.total_asleep += ev.report.asleep;
-			m->stats.last = ev.report;
-			m->stats.have_last = true;
 			log_result(m, &ev.report);
-			/* Leases with deadlines may have passed while we slept. */
-			if (ev.report.result == SUSPEND_SUCCESS)
+			/* Early cancels are the protocol at work, not cycles worth a signal. */
+			if (ev.report.result == SUSPEND_EARLY_CANCEL)
+				break;
+			manager_record(m, &ev.report);
+			bus_emit_resumed(m->bus, &ev.report);
+			if (ev.report.result == SUSPEND_SUCCESS) {
+				snprintf(m->last_wake_reason, sizeof(m->last_wake_reason), "%s", ev.report.wake_reason);
+				bus_emit_changed(m->bus, "SuspendCount");
+				bus_emit_changed(m->bus, "LastWakeReason");
+				/* Leases with deadlines may have passed while we slept. */
 				on_deadline(NULL, 0, m);
+			}
 			break;
 		case _SUSPENDER_EVENT_TYPE_MAX:
 		case _SUSPENDER_EVENT_TYPE_INVALID:
@@ -229,7 +306,10 @@ int manager_new(struct config *config, bool dry_run, struct manager **ret)
 	*config = (struct config){};
 	m->dry_run = dry_run;
 	m->state = SUSPENDER_AWAKE;
+	m->enabled = true;
+	snprintf(m->last_wake_reason, sizeof(m->last_wake_reason), "none");
 	leases_init(&m->leases, on_leases_change, m);
+	m->leases.on_release = on_lease_release;
 	*ret = TAKE_PTR(m);
 	return 0;
 }
@@ -342,6 +422,19 @@ int manager_startup(struct manager *m)
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable watchdog: %m, ignoring");
 
+	r = bus_new(m, &m->bus);
+	if (r == -EADDRINUSE)
+		return log_error_errno(r, "Another autosleepd owns %s on the system bus", BUS_NAME);
+	if (r < 0) {
+		/* Useful on a fixture tree or in an initrd; a unit always has the bus. */
+		log_warning_errno(r, "No D-Bus system bus (%m): running without the D-Bus API and logind integration");
+	} else if (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor) {
+		r = logind_new(m, bus_get_sd_bus(m->bus), m->config.honor_inhibitors, m->config.hold_sleep_inhibitor,
+			       &m->logind);
+		if (r < 0)
+			log_warning_errno(r, "Failed to watch logind: %m, ignoring");
+	}
+
 	r = suspender_start(m->suspender);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start suspender thread: %m");
@@ -371,7 +464,12 @@ struct manager *manager_free(struct manager *m)
 	if (m->kernel_lock_held && wakelock_unlock(m->config.wake_lock_name) >= 0)
 		m->kernel_lock_held = false;
 	m->leases.on_change = NULL;
+	/* Frees the bus side of every lease while the bus still exists. */
+	while (m->leases.head)
+		leases_release(&m->leases, m->leases.head->id, "shutdown");
 	leases_done(&m->leases);
+	m->logind = logind_free(m->logind);
+	m->bus = bus_free(m->bus);
 	sd_event_source_unref(m->deadline_source);
 	sd_event_source_unref(m->suspender_source);
 	m->suspender = suspender_free(m->suspender);

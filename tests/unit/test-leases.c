@@ -22,7 +22,18 @@ struct ctx {
 	struct leases l;
 	int changes;
 	bool held;
+	char released[256];
 };
+
+static void on_release(struct leases *l, struct lease *x, const char *reason, void *userdata)
+{
+	struct ctx *c = userdata;
+	size_t n = strlen(c->released);
+
+	(void)l;
+	/* The lease is still whole when the front end hears of it. */
+	snprintf(c->released + n, sizeof(c->released) - n, "%s:%s:%s;", x->name, reason, (char *)x->data);
+}
 
 static void on_change(struct leases *l, bool held, void *userdata)
 {
@@ -38,6 +49,7 @@ static int setup(void **state)
 	struct ctx *x = calloc(1, sizeof(*x));
 
 	leases_init(&x->l, on_change, x);
+	x->l.on_release = on_release;
 	x->l.now = fake_now;
 	fake_boottime = 1000 * USEC_PER_SEC;
 	*state = x;
@@ -67,11 +79,11 @@ static void test_acquire_release_transitions(void **state)
 	assert_int_not_equal(a, b);
 	assert_int_equal(x->l.n, 2);
 
-	assert_int_equal(leases_release(&x->l, a), 0);
+	assert_int_equal(leases_release(&x->l, a, "released"), 0);
 	assert_int_equal(x->changes, 1);
 	assert_true(x->held);
-	assert_int_equal(leases_release(&x->l, a), -ENOENT);
-	assert_int_equal(leases_release(&x->l, b), 0);
+	assert_int_equal(leases_release(&x->l, a, "released"), -ENOENT);
+	assert_int_equal(leases_release(&x->l, b, "released"), 0);
 	assert_int_equal(x->changes, 2);
 	assert_false(x->held);
 	assert_int_equal(x->l.n, 0);
@@ -120,7 +132,7 @@ static void test_deadline_expiry(void **state)
 	assert_null(leases_find(&x->l, a));
 	assert_non_null(leases_find(&x->l, c));
 	assert_true(x->held);
-	assert_int_equal(leases_release(&x->l, c), 0);
+	assert_int_equal(leases_release(&x->l, c, "released"), 0);
 	assert_false(x->held);
 }
 
@@ -138,9 +150,9 @@ static void test_stats(void **state)
 	assert_int_equal(s->count, 2);
 	assert_int_equal(s->active, 2);
 	fake_boottime += 1 * USEC_PER_SEC;
-	assert_int_equal(leases_release(&x->l, b), 0); /* held 1 s */
+	assert_int_equal(leases_release(&x->l, b, "released"), 0); /* held 1 s */
 	fake_boottime += 6 * USEC_PER_SEC;
-	assert_int_equal(leases_release(&x->l, a), 0); /* held 10 s */
+	assert_int_equal(leases_release(&x->l, a, "released"), 0); /* held 10 s */
 	s = leases_stats_find(&x->l, "sync");
 	assert_int_equal(s->count, 2);
 	assert_int_equal(s->active, 0);
@@ -161,7 +173,7 @@ static void test_stats_bounded(void **state)
 	for (int i = 0; i < 3 * LEASES_STATS_MAX; i++) {
 		snprintf(name, sizeof(name), "n%d", i);
 		assert_int_equal(leases_acquire(&x->l, name, "", "", 0, 0, USEC_INFINITY, &id), 0);
-		assert_int_equal(leases_release(&x->l, id), 0);
+		assert_int_equal(leases_release(&x->l, id, "released"), 0);
 	}
 	assert_true(x->l.n_stats <= LEASES_STATS_MAX);
 	assert_non_null(leases_stats_find(&x->l, "keeper"));
@@ -182,6 +194,21 @@ static void test_count_uid(void **state)
 	assert_int_equal(leases_count_uid(&x->l, 0), 0);
 }
 
+static void test_release_reasons(void **state)
+{
+	struct ctx *x = *state;
+	uint64_t a, b;
+
+	assert_int_equal(leases_acquire(&x->l, "a", "", "", 0, 0, 1001 * USEC_PER_SEC, &a), 0);
+	assert_int_equal(leases_acquire(&x->l, "b", "", "", 0, 0, USEC_INFINITY, &b), 0);
+	leases_find(&x->l, a)->data = "fa";
+	leases_find(&x->l, b)->data = "fb";
+	assert_int_equal(leases_release(&x->l, b, "closed"), 0);
+	fake_boottime = 1002 * USEC_PER_SEC;
+	leases_expire(&x->l);
+	assert_string_equal(x->released, "b:closed:fb;a:expired:fa;");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +218,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_release_reasons, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <systemd/sd-bus.h>
+
+#include "json.h"
+#include "macro.h"
+#include "time-util.h"
+
+#define BUS_NAME "org.autosleep1"
+#define BUS_PATH "/org/autosleep1"
+#define BUS_INTERFACE "org.autosleep1.Manager"
+
+static bool arg_json;
+static const char *arg_name;
+static const char *arg_why = "";
+static usec_t arg_timeout;
+
+static void help(void)
+{
+	printf("Usage: autosleepctl [OPTIONS...] COMMAND ...\n\n"
+	       "Control autosleepd, the opportunistic suspend daemon.\n\n"
+	       "Commands:\n"
+	       "  status                 Show state, wake locks, recent cycles and kernel warnings\n"
+	       "  list                   List wake locks\n"
+	       "  hold [OPTIONS] -- CMD  Hold a wake lock while CMD runs; exit with its status\n"
+	       "  stats                  Show per-lock and suspend statistics\n"
+	       "  enable                 Let autosleepd suspend the machine again\n"
+	       "  disable                Stop autosleepd from suspending the machine\n"
+	       "  monitor                Print suspend, resume and wake lock events as they happen\n\n"
+	       "Options:\n"
+	       "  -h --help              Show this help\n"
+	       "     --version           Show the version\n"
+	       "     --json              Print JSON (status, list, stats, monitor)\n"
+	       "     --name=NAME         Wake lock name for hold (default: the command's name)\n"
+	       "     --why=TEXT          Reason shown with the lock, for hold\n"
+	       "     --timeout=SPAN      Release the lock after SPAN even if CMD still runs (hold)\n");
+}
+
+static int bus_fail(const char *what, const sd_bus_error *e, int r)
+{
+	fprintf(stderr, "Failed to %s: %s\n", what, e && e->message ? e->message : strerror(-r));
+	return r;
+}
+
+static void format_time(char *buf, size_t size, uint64_t usec)
+{
+	time_t t = (time_t)(usec / USEC_PER_SEC);
+	struct tm tm;
+
+	if (usec == 0 || !localtime_r(&t, &tm))
+		snprintf(buf, size, "-");
+	else
+		strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static int get_string_property(sd_bus *bus, const char *prop, char **ret)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, prop, &e, ret);
+
+	return r < 0 ? bus_fail("read properties", &e, r) : 0;
+}
+
+static int get_trivial_property(sd_bus *bus, const char *prop, char type, void *ret)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = sd_bus_get_property_trivial(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, prop, &e, type, ret);
+
+	return r < 0 ? bus_fail("read properties", &e, r) : 0;
+}
+
+/* Print ListWakeLocks(); as a table or a JSON array. */
+static int print_locks(sd_bus *bus, bool json)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	const char *name, *why, *owner;
+	uint32_t uid, pid;
+	uint64_t since, deadline;
+	bool first_lock = true;
+	unsigned n = 0;
+	int r;
+
+	r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListWakeLocks", &e, &reply, "");
+	if (r < 0)
+		return bus_fail("list wake locks", &e, r);
+	r = sd_bus_message_enter_container(reply, 'a', "(sssuutt)");
+	if (r < 0)
+		return r;
+	if (json)
+		fputc('[', stdout);
+	while ((r = sd_bus_message_read(reply, "(sssuutt)", &name, &why, &owner, &uid, &pid, &since, &deadline)) > 0) {
+		char s[32], d[32];
+
+		if (json) {
+			bool first = true;
+
+			if (!first_lock)
+				fputc(',', stdout);
+			first_lock = false;
+			fputc('{', stdout);
+			json_kv_string(stdout, &first, "name", name);
+			json_kv_string(stdout, &first, "why", why);
+			json_kv_string(stdout, &first, "owner", owner);
+			json_kv_u64(stdout, &first, "uid", uid);
+			json_kv_u64(stdout, &first, "pid", pid);
+			json_kv_u64(stdout, &first, "since_usec", since);
+			json_kv_u64(stdout, &first, "deadline_usec", deadline);
+			fputc('}', stdout);
+			continue;
+		}
+		if (n++ == 0)
+			printf("%-24s %-8s %-8s %-10s %-19s %-19s %s\n", "NAME", "UID", "PID", "OWNER", "SINCE", "DEADLINE",
+			       "WHY");
+		format_time(s, sizeof(s), since);
+		format_time(d, sizeof(d), deadline);
+		printf("%-24s %-8" PRIu32 " %-8" PRIu32 " %-10s %-19s %-19s %s\n", name, uid, pid, owner, s, d, why);
+	}
+	if (r < 0)
+		return r;
+	if (json)
+		fputc(']', stdout);
+	else
+		printf("%s%u wake lock%s held.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
+	return 0;
+}
+
+static int verb_list(sd_bus *bus, int argc, char **argv)
+{
+	int r = print_locks(bus, arg_json);
+
+	if (r >= 0 && arg_json)
+		fputc('\n', stdout);
+	return r;
+}
+
+/* Walk GetStatistics(); cb gets each lock row, then each suspend key with its variant entered. */
+struct stats_cb {
+	void (*lock)(void *u, const char *name, uint64_t count, uint64_t total, uint64_t max, uint64_t last,
+		     uint32_t active);
+	int (*suspend)(void *u, const char *key, sd_bus_message *m, const char *type);
+	void *userdata;
+};
+
+static int walk_statistics(sd_bus *bus, const struct stats_cb *cb)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	const char *name, *key, *type;
+	uint64_t count, total, max, last;
+	uint32_t active;
+	int r;
+
+	r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "GetStatistics", &e, &reply, "");
+	if (r < 0)
+		return bus_fail("get statistics", &e, r);
+	r = sd_bus_message_enter_container(reply, 'a', "(sttttu)");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_read(reply, "(sttttu)", &name, &count, &total, &max, &last, &active)) > 0)
+		if (cb->lock)
+			cb->lock(cb->userdata, name, count, total, max, last, active);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_exit_container(reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_peek_type(reply, NULL, &type);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_enter_container(reply, 'v', type);
+		if (r < 0)
+			return r;
+		r = cb->suspend ? cb->suspend(cb->userdata, key, reply, type) : 0;
+		if (r == 0)
+			r = sd_bus_message_skip(reply, type);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_exit_container(reply);
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+struct stats_out {
+	bool first_lock, first_key, in_suspend;
+	unsigned recent_max;
+};
+
+static void stats_lock(void *u, const char *name, uint64_t count, uint64_t total, uint64_t max, uint64_t last,
+		       uint32_t active)
+{
+	struct stats_out *o = u;
+	char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX], l[32];
+
+	if (arg_json) {
+		bool first = true;
+
+		if (!o->first_lock)
+			fputc(',', stdout);
+		o->first_lock = false;
+		fputc('{', stdout);
+		json_kv_string(stdout, &first, "name", name);
+		json_kv_u64(stdout, &first, "count", count);
+		json_kv_u64(stdout, &first, "total_usec", total);
+		json_kv_u64(stdout, &first, "max_usec", max);
+		json_kv_u64(stdout, &first, "last_change_usec", last);
+		json_kv_u64(stdout, &first, "active", active);
+		fputc('}', stdout);
+		return;
+	}
+	if (o->first_lock)
+		printf("%-24s %8s %14s %14s %-19s %s\n", "LOCK", "COUNT", "TOTAL", "LONGEST", "LAST CHANGE", "ACTIVE");
+	o->first_lock = false;
+	format_time(l, sizeof(l), last);
+	printf("%-24s %8" PRIu64 " %14s %14s %-19s %" PRIu32 "\n", name, count, format_timespan(a, sizeof(a), total),
+	       format_timespan(b, sizeof(b), max), l, active);
+}
+
+static int print_recent(sd_bus_message *m, unsigned max)
+{
+	const char *result, *reason, *error;
+	uint64_t attempt, when, asleep;
+	unsigned n = 0;
+	bool first_row = true;
+	int r;
+
+	r = sd_bus_message_enter_container(m, 'a', "(tsttss)");
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputc('[', stdout);
+	while ((r = sd_bus_message_read(m, "(tsttss)", &attempt, &result, &when, &asleep, &reason, &error)) > 0) {
+		char t[32], a[FORMAT_TIMESPAN_MAX];
+
+		if (n++ >= max)
+			continue;
+		if (arg_json) {
+			bool first = true;
+
+			if (!first_row)
+				fputc(',', stdout);
+			first_row = false;
+			fputc('{', stdout);
+			json_kv_u64(stdout, &first, "attempt", attempt);
+			json_kv_string(stdout, &first, "result", result);
+			json_kv_u64(stdout, &first, "time_usec", when);
+			json_kv_u64(stdout, &first, "asleep_usec", asleep);
+			json_kv_string(stdout, &first, "wake_reason", reason);
+			json_kv_string(stdout, &first, "error", error);
+			fputc('}', stdout);
+			continue;
+		}
+		format_time(t, sizeof(t), when);
+		printf("  #%-6" PRIu64 " %s  %-12s slept %-10s %s%s\n", attempt, t, result,
+		       format_timespan(a, sizeof(a), asleep), *error ? error : reason, "");
+	}
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputc(']', stdout);
+	else if (n == 0)
+		printf("  (none yet)\n");
+	return sd_bus_message_exit_container(m);
+}
+
+static int stats_suspend(void *u, const char *key, sd_bus_message *m, const char *type)
+{
+	struct stats_out *o = u;
+	char buf[FORMAT_TIMESPAN_MAX];
+	const char *s;
+	uint64_t t;
+	int32_t i;
+	int r;
+
+	if (arg_json && !o->in_suspend) {
+		/* Locks come first in the reply; close their array before the suspend object. */
+		fputs("],\"suspend\":{", stdout);
+		o->in_suspend = true;
+	}
+	if (!arg_json && !o->in_suspend) {
+		printf("%s", o->first_lock ? "" : "\n");
+		o->in_suspend = true;
+	}
+	if (arg_json)
+		json_key(stdout, &o->first_key, key);
+	else if (strcmp(key, "Recent") == 0)
+		printf("Recent cycles:\n");
+	else
+		printf("%-18s ", key);
+	if (strcmp(type, "a(tsttss)") == 0)
+		return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
+	switch (type[0]) {
+	case 't':
+		r = sd_bus_message_read(m, "t", &t);
+		if (r < 0)
+			return r;
+		if (arg_json)
+			printf("%" PRIu64, t);
+		else if (strstr(key, "USec"))
+			printf("%s\n", format_timespan(buf, sizeof(buf), t));
+		else
+			printf("%" PRIu64 "\n", t);
+		return 1;
+	case 'i':
+		r = sd_bus_message_read(m, "i", &i);
+		if (r < 0)
+			return r;
+		printf(arg_json ? "%" PRId32 : "%" PRId32 "\n", i);
+		return 1;
+	case 's':
+		r = sd_bus_message_read(m, "s", &s);
+		if (r < 0)
+			return r;
+		if (arg_json)
+			json_string(stdout, s);
+		else
+			printf("%s\n", *s ? s : "-");
+		return 1;
+	}
+	if (arg_json)
+		fputs("null", stdout);
+	else
+		printf("?\n");
+	return 0;
+}
+
+static int verb_stats(sd_bus *bus, int argc, char **argv)
+{
+	struct stats_out o = { .first_lock = true, .first_key = true, .recent_max = 8 };
+	int r;
+
+	if (arg_json)
+		fputs("{\"locks\":[", stdout);
+	r = walk_statistics(bus, &(struct stats_cb){ stats_lock, stats_suspend, &o });
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputs(o.in_suspend ? "}}\n" : "],\"suspend\":{}}\n", stdout);
+	else if (o.first_lock)
+		printf("\nNo wake lock has been taken yet.\n");
+	return 0;
+}
+
+/* status shows only the Recent entry of the statistics. */
+static int recent_only(void *u, const char *key, sd_bus_message *m, const char *type)
+{
+	struct stats_out *o = u;
+
+	if (strcmp(key, "Recent") != 0)
+		return 0;
+	return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
+}
+
+static int verb_status(sd_bus *bus, int argc, char **argv)
+{
+	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL;
+	struct stats_out o = { .first_lock = true, .first_key = true, .recent_max = 5 };
+	int enabled = 0, wakelocks = 0;
+	uint64_t count = 0;
+	uint32_t nlocks = 0;
+	int r;
+
+	if ((r = get_string_property(bus, "State", &state)) < 0 ||
+	    (r = get_string_property(bus, "LastWakeReason", &reason)) < 0 ||
+	    (r = get_string_property(bus, "KernelUserspaceAutosleep", &kernel)) < 0 ||
+	    (r = get_trivial_property(bus, "Enabled", 'b', &enabled)) < 0 ||
+	    (r = get_trivial_property(bus, "KernelWakeLocks", 'b', &wakelocks)) < 0 ||
+	    (r = get_trivial_property(bus, "SuspendCount", 't', &count)) < 0 ||
+	    (r = get_trivial_property(bus, "NWakeLocks", 'u', &nlocks)) < 0)
+		return r;
+
+	if (arg_json) {
+		bool first = true;
+
+		fputc('{', stdout);
+		json_kv_string(stdout, &first, "state", state);
+		json_kv_bool(stdout, &first, "enabled", enabled);
+		json_kv_u64(stdout, &first, "suspend_count", count);
+		json_kv_string(stdout, &first, "last_wake_reason", reason);
+		json_kv_string(stdout, &first, "kernel_userspace_autosleep", kernel);
+		json_kv_bool(stdout, &first, "kernel_wake_locks", wakelocks);
+		json_key(stdout, &first, "locks");
+		r = print_locks(bus, true);
+		if (r < 0)
+			return r;
+		json_key(stdout, &first, "recent");
+	} else {
+		printf("State:            %s%s\n", state, enabled ? "" : " (disabled)");
+		printf("Suspends:         %" PRIu64 "\n", count);
+		printf("Last wake reason: %s\n", reason);
+		printf("Wake locks:       %" PRIu32 "\n", nlocks);
+		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", kernel,
+		       wakelocks ? "available" : "missing (locks are held in-process only)");
+		if (strcmp(kernel, "y") != 0)
+			printf("\nWarning: this kernel %s CONFIG_PM_USERSPACE_AUTOSLEEP: every suspend reseeds the crng\n"
+			       "and clears all WireGuard session keys.\n",
+			       strcmp(kernel, "n") == 0 ? "lacks" : "may lack");
+		if (nlocks > 0) {
+			printf("\n");
+			r = print_locks(bus, false);
+			if (r < 0)
+				return r;
+		}
+		printf("\nRecent cycles (newest first):\n");
+	}
+	r = walk_statistics(bus, &(struct stats_cb){ NULL, recent_only, &o });
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputs("}\n", stdout);
+	return 0;
+}
+
+static int verb_enable(sd_bus *bus, int argc, char **argv)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	const char *method = strcmp(argv[0], "enable") == 0 ? "Enable" : "Disable";
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+	int r;
+
+	r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, BUS_PATH, BUS_INTERFACE, method);
+	if (r < 0)
+		return r;
+	/* Let polkit ask for a password on a terminal, like systemctl does. */
+	(void)sd_bus_message_set_allow_interactive_authorization(m, isatty(STDIN_FILENO));
+	r = sd_bus_call(bus, m, 0, &e, NULL);
+	if (r < 0)
+		return bus_fail(strcmp(method, "Enable") == 0 ? "enable autosleep" : "disable autosleep", &e, r);
+	return 0;
+}
+
+static int verb_hold(sd_bus *bus, int argc, char **argv)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	const char *name = arg_name;
+	int lockfd, status, r;
+	pid_t pid;
+
+	if (argc < 2) {
+		fprintf(stderr, "hold needs a command to run: autosleepctl hold -- CMD [ARGS...]\n");
+		return -EINVAL;
+	}
+	if (!name) {
+		const char *slash = strrchr(argv[1], '/');
+
+		name = slash ? slash + 1 : argv[1];
+	}
+	r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "AcquireWakeLock", &e, &reply, "sst", name, arg_why,
+			       (uint64_t)arg_timeout);
+	if (r < 0)
+		return bus_fail("take wake lock", &e, r);
+	r = sd_bus_message_read(reply, "h", &lockfd);
+	if (r < 0)
+		return r;
+	/* The fd belongs to the message; keep our own copy, and keep it from the child. */
+	fd = fcntl(lockfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return negative_errno();
+	reply = sd_bus_message_unref(reply);
+
+	pid = fork();
+	if (pid < 0)
+		return negative_errno();
+	if (pid == 0) {
+		execvp(argv[1], argv + 1);
+		fprintf(stderr, "Failed to execute %s: %s\n", argv[1], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return negative_errno();
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+static int on_monitor_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	const char *member = sd_bus_message_get_member(m), *a = "", *b = "", *c = "";
+	char ts[32], span[FORMAT_TIMESPAN_MAX];
+	struct timespec now_ts;
+	uint64_t t = 0;
+	uint32_t u = 0;
+	int ok = 0;
+	bool first = true;
+
+	clock_gettime(CLOCK_REALTIME, &now_ts);
+	format_time(ts, sizeof(ts), timespec_load(&now_ts));
+	if (strcmp(member, "Resumed") == 0)
+		(void)sd_bus_message_read(m, "tsb", &t, &a, &ok);
+	else if (strcmp(member, "WakeLockAcquired") == 0)
+		(void)sd_bus_message_read(m, "sssu", &a, &b, &c, &u);
+	else if (strcmp(member, "WakeLockReleased") == 0)
+		(void)sd_bus_message_read(m, "sss", &a, &b, &c);
+	else if (strcmp(member, "Suspending") != 0)
+		return 0;
+
+	if (arg_json) {
+		fputc('{', stdout);
+		json_kv_u64(stdout, &first, "time_usec", timespec_load(&now_ts));
+		json_kv_string(stdout, &first, "event", member);
+		if (strcmp(member, "Resumed") == 0) {
+			json_kv_u64(stdout, &first, "slept_usec", t);
+			json_kv_string(stdout, &first, "reason", a);
+			json_kv_bool(stdout, &first, "success", ok);
+		} else if (strcmp(member, "WakeLockAcquired") == 0) {
+			json_kv_string(stdout, &first, "name", a);
+			json_kv_string(stdout, &first, "why", b);
+			json_kv_string(stdout, &first, "owner", c);
+			json_kv_u64(stdout, &first, "uid", u);
+		} else if (strcmp(member, "WakeLockReleased") == 0) {
+			json_kv_string(stdout, &first, "name", a);
+			json_kv_string(stdout, &first, "owner", b);
+			json_kv_string(stdout, &first, "reason", c);
+		}
+		fputs("}\n", stdout);
+	} else if (strcmp(member, "Suspending") == 0)
+		printf("%s suspending\n", ts);
+	else if (strcmp(member, "Resumed") == 0)
+		printf("%s resumed: %s, slept %s, %s\n", ts, ok ? "success" : "failed", format_timespan(span, sizeof(span), t), a);
+	else if (strcmp(member, "WakeLockAcquired") == 0)
+		printf("%s lock acquired: %s by %s (uid %" PRIu32 ")%s%s\n", ts, a, c, u, *b ? ": " : "", b);
+	else
+		printf("%s lock released: %s by %s (%s)\n", ts, a, b, c);
+	fflush(stdout);
+	return 0;
+}
+
+static int verb_monitor(sd_bus *bus, int argc, char **argv)
+{
+	int r;
+
+	r = sd_bus_match_signal(bus, NULL, BUS_NAME, BUS_PATH, BUS_INTERFACE, NULL, on_monitor_signal, NULL);
+	if (r < 0) {
+		fprintf(stderr, "Failed to subscribe to signals: %s\n", strerror(-r));
+		return r;
+	}
+	if (!arg_json)
+		fprintf(stderr, "Monitoring autosleepd events; press Ctrl-C to stop.\n");
+	for (;;) {
+		r = sd_bus_process(bus, NULL);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			continue;
+		r = sd_bus_wait(bus, UINT64_MAX);
+		if (r < 0 && r != -EINTR)
+			return r;
+	}
+}
+
+static const struct verb {
+	const char *name;
+	int (*run)(sd_bus *bus, int argc, char **argv);
+} verbs[] = {
+	{ "status", verb_status },   { "list", verb_list },	 { "hold", verb_hold },
+	{ "stats", verb_stats }, { "enable", verb_enable }, { "disable", verb_enable },
+	{ "monitor", verb_monitor },
+};
+
+int main(int argc, char *argv[])
+{
+	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NAME, ARG_WHY, ARG_TIMEOUT };
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },	  { "version", no_argument, NULL, ARG_VERSION },
+		{ "json", no_argument, NULL, ARG_JSON },  { "name", required_argument, NULL, ARG_NAME },
+		{ "why", required_argument, NULL, ARG_WHY }, { "timeout", required_argument, NULL, ARG_TIMEOUT },
+		{}
+	};
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	const struct verb *v = NULL;
+	int c, r;
+
+	/* "+" stops at the first non-option, so "hold -- cmd -x" keeps cmd's options. */
+	while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'h':
+			help();
+			return EXIT_SUCCESS;
+		case ARG_VERSION:
+			printf("autosleepctl %s\n", PACKAGE_VERSION);
+			return EXIT_SUCCESS;
+		case ARG_JSON:
+			arg_json = true;
+			break;
+		case ARG_NAME:
+			arg_name = optarg;
+			break;
+		case ARG_WHY:
+			arg_why = optarg;
+			break;
+		case ARG_TIMEOUT:
+			if (parse_sec(optarg, &arg_timeout) < 0) {
+				fprintf(stderr, "Invalid --timeout '%s': expected a time span such as 30s or 5min\n", optarg);
+				return EXIT_FAILURE;
+			}
+			break;
+		default:
+			return EXIT_FAILURE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "No command given; see autosleepctl --help\n");
+		return EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+		if (strcmp(argv[optind], verbs[i].name) == 0)
+			v = &verbs[i];
+	if (!v) {
+		fprintf(stderr, "Unknown command '%s'; see autosleepctl --help\n", argv[optind]);
+		return EXIT_FAILURE;
+	}
+	/* hold takes its own options after the verb: autosleepctl hold --why=x -- cmd */
+	if (v->run == verb_hold) {
+		int first = optind;
+
+		optind = first + 1;
+		while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
+			if (c == ARG_NAME)
+				arg_name = optarg;
+			else if (c == ARG_WHY)
+				arg_why = optarg;
+			else if (c == ARG_TIMEOUT && parse_sec(optarg, &arg_timeout) >= 0)
+				continue;
+			else {
+				fprintf(stderr, "Invalid option for hold; see autosleepctl --help\n");
+				return EXIT_FAILURE;
+			}
+		}
+		argv[optind - 1] = argv[first];
+		optind--;
+	}
+	r = sd_bus_open_system(&bus);
+	if (r < 0) {
+		fprintf(stderr, "Failed to connect to the system bus: %s\n", strerror(-r));
+		return EXIT_FAILURE;
+	}
+	r = v->run(bus, argc - optind, argv + optind);
+	if (v->run == verb_hold && r >= 0)
+		return r;
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

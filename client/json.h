@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Just enough JSON output for autosleepctl --json: one value per call, caller places separators. */
+void json_string(FILE *f, const char *s);
+void json_key(FILE *f, bool *first, const char *key);
+void json_kv_string(FILE *f, bool *first, const char *key, const char *value);
+void json_kv_u64(FILE *f, bool *first, const char *key, uint64_t value);
+void json_kv_i64(FILE *f, bool *first, const char *key, int64_t value);
+void json_kv_bool(FILE *f, bool *first, const char *key, bool value);

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "logind.h"
+#include "macro.h"
+#include "manager.h"
+
+#define LOGIND_NAME "org.freedesktop.login1"
+#define LOGIND_PATH "/org/freedesktop/login1"
+#define LOGIND_INTERFACE "org.freedesktop.login1.Manager"
+
+struct logind {
+	struct manager *manager;
+	sd_bus *bus;
+	bool honor;
+	bool hold;
+	bool held;
+	int inhibit_fd;
+	bool inhibit_pending;
+	sd_bus_slot *props_slot;
+	sd_bus_slot *owner_slot;
+	sd_bus_slot *list_slot;
+};
+
+bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, unsigned self)
+{
+	const char *p = what;
+
+	/* Our own inhibitor must not keep us awake, or our locks would never end. */
+	if (strcmp(mode, "block") != 0 || pid == self)
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, ":");
+
+		if ((n == 5 && strncmp(p, "sleep", 5) == 0) || (n == 4 && strncmp(p, "idle", 4) == 0))
+			return true;
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return false;
+}
+
+static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	const char *what, *who, *why, *mode;
+	char desc[256] = "";
+	unsigned blocking = 0;
+	uint32_t uid, pid;
+	int r;
+
+	(void)ret_error;
+	l->list_slot = sd_bus_slot_unref(l->list_slot);
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		/* logind gone: nothing of its can hold us any more. */
+		manager_set_logind_block(l->manager, false, NULL);
+		return 0;
+	}
+	r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
+	if (r < 0)
+		goto fail;
+	while ((r = sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0) {
+		if (!logind_inhibitor_blocks(what, mode, pid, (unsigned)getpid()))
+			continue;
+		if (blocking++ == 0)
+			snprintf(desc, sizeof(desc), "logind inhibitor by %s (%s): %s", who, what, why);
+	}
+	if (r < 0)
+		goto fail;
+	if (blocking > 1) {
+		size_t n = strlen(desc);
+
+		snprintf(desc + n, sizeof(desc) - n, " and %u more", blocking - 1);
+	}
+	manager_set_logind_block(l->manager, blocking > 0, desc);
+	return 0;
+fail:
+	log_warning_errno(r, "Failed to parse logind inhibitor list: %m, ignoring");
+	return 0;
+}
+
+static void logind_refresh(struct logind *l)
+{
+	int r;
+
+	if (!l->honor)
+		return;
+	/* A newer answer supersedes an older question. */
+	l->list_slot = sd_bus_slot_unref(l->list_slot);
+	r = sd_bus_call_method_async(l->bus, &l->list_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_INTERFACE,
+				     "ListInhibitors", on_list, l, "");
+	if (r < 0)
+		log_warning_errno(r, "Failed to ask logind for inhibitors: %m, ignoring");
+}
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	(void)m;
+	(void)ret_error;
+	/* logind announces BlockInhibited whenever a block inhibitor starts or stops. */
+	logind_refresh(userdata);
+	return 0;
+}
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+
+	(void)m;
+	(void)ret_error;
+	/* A restarted logind forgot our inhibitor; take it again. */
+	l->inhibit_fd = safe_close(l->inhibit_fd);
+	logind_set_held(l, l->held);
+	logind_refresh(l);
+	return 0;
+}
+
+static int on_inhibit(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	int fd, r;
+
+	(void)ret_error;
+	l->inhibit_pending = false;
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		log_warning("Failed to take logind sleep inhibitor: %s, ignoring",
+			    sd_bus_message_get_error(reply)->message);
+		return 0;
+	}
+	r = sd_bus_message_read(reply, "h", &fd);
+	if (r < 0)
+		return 0;
+	/* Our locks ended while we waited: let the inhibitor go at once. */
+	if (!l->held)
+		return 0;
+	l->inhibit_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (l->inhibit_fd < 0)
+		log_warning_errno(negative_errno(), "Failed to keep logind inhibitor fd: %m, ignoring");
+	return 0;
+}
+
+void logind_set_held(struct logind *l, bool held)
+{
+	int r;
+
+	if (!l)
+		return;
+	l->held = held;
+	if (!l->hold)
+		return;
+	if (!held) {
+		l->inhibit_fd = safe_close(l->inhibit_fd);
+		return;
+	}
+	if (l->inhibit_fd >= 0 || l->inhibit_pending)
+		return;
+	r = sd_bus_call_method_async(l->bus, NULL, LOGIND_NAME, LOGIND_PATH, LOGIND_INTERFACE, "Inhibit", on_inhibit, l,
+				     "ssss", "sleep", "autosleepd", "Wake locks are held", "block");
+	if (r < 0)
+		log_warning_errno(r, "Failed to ask logind for a sleep inhibitor: %m, ignoring");
+	else
+		l->inhibit_pending = true;
+}
+
+int logind_new(struct manager *m, sd_bus *bus, bool honor, bool hold, struct logind **ret)
+{
+	struct logind *l;
+	int r;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->manager = m;
+	l->bus = sd_bus_ref(bus);
+	l->honor = honor;
+	l->hold = hold;
+	l->inhibit_fd = -EBADF;
+	r = sd_bus_match_signal_async(bus, &l->props_slot, LOGIND_NAME, LOGIND_PATH, "org.freedesktop.DBus.Properties",
+				      "PropertiesChanged", on_properties_changed, NULL, l);
+	if (r >= 0)
+		r = sd_bus_add_match_async(bus, &l->owner_slot,
+					   "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+					   "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+					   "arg0='" LOGIND_NAME "'",
+					   on_name_owner_changed, NULL, l);
+	if (r < 0) {
+		logind_free(l);
+		return r;
+	}
+	logind_refresh(l);
+	*ret = l;
+	return 0;
+}
+
+struct logind *logind_free(struct logind *l)
+{
+	if (!l)
+		return NULL;
+	sd_bus_slot_unref(l->props_slot);
+	sd_bus_slot_unref(l->owner_slot);
+	sd_bus_slot_unref(l->list_slot);
+	safe_close(l->inhibit_fd);
+	sd_bus_unref(l->bus);
+	free(l);
+	return NULL;
+}

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The D-Bus API end to end: a private dbus-daemon with our real policy file,
+ * the real autosleepd binary in --dry-run on a fixture tree, and sd-bus
+ * clients, some of them unprivileged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <systemd/sd-bus.h>
+
+#include "fixture.h"
+#include "time-util.h"
+
+#define NAME "org.autosleep1"
+#define PATH "/org/autosleep1"
+#define IFACE "org.autosleep1.Manager"
+
+static char *dir;
+static char address[512];
+static pid_t bus_pid, daemon_pid;
+static sd_bus *bus;
+
+/* Signals seen, one "Member arg arg ..." line each. */
+static char seen[64][256];
+static unsigned n_seen;
+
+static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	char *line = seen[n_seen % 64];
+	const char *member = sd_bus_message_get_member(m), *a = "", *b = "", *c = "";
+	uint64_t t = 0;
+	uint32_t u = 0;
+	int ok = 0;
+
+	if (strcmp(member, "WakeLockReleased") == 0)
+		sd_bus_message_read(m, "sss", &a, &b, &c);
+	else if (strcmp(member, "WakeLockAcquired") == 0)
+		sd_bus_message_read(m, "sssu", &a, &b, &c, &u);
+	else if (strcmp(member, "Resumed") == 0)
+		sd_bus_message_read(m, "tsb", &t, &a, &ok);
+	else if (strcmp(member, "PropertiesChanged") == 0)
+		sd_bus_message_read(m, "s", &a);
+	snprintf(line, 256, "%s %s %s %s %u %d", member, a, b, c, u, ok);
+	if (strcmp(member, "PropertiesChanged") == 0) {
+		/* Record which properties changed. */
+		const char *k;
+
+		if (sd_bus_message_enter_container(m, 'a', "{sv}") >= 0) {
+			while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+				sd_bus_message_read(m, "s", &k);
+				strncat(line, " ", 255 - strlen(line));
+				strncat(line, k, 255 - strlen(line));
+				sd_bus_message_skip(m, "v");
+				sd_bus_message_exit_container(m);
+			}
+		}
+	}
+	n_seen++;
+	return 0;
+}
+
+/* Wait for a signal line containing needle, seen after index *from; returns when (monotonic) or 0. */
+static usec_t wait_signal(const char *needle, unsigned *from, int timeout_ms)
+{
+	usec_t end = now(CLOCK_MONOTONIC) + (usec_t)timeout_ms * USEC_PER_MSEC;
+
+	for (;;) {
+		for (; *from < n_seen; (*from)++)
+			if (strstr(seen[*from % 64], needle)) {
+				(*from)++;
+				return now(CLOCK_MONOTONIC);
+			}
+		if (now(CLOCK_MONOTONIC) >= end)
+			return 0;
+		if (sd_bus_process(bus, NULL) > 0)
+			continue;
+		sd_bus_wait(bus, 10 * USEC_PER_MSEC);
+	}
+}
+
+static void drain(void)
+{
+	while (sd_bus_process(bus, NULL) > 0)
+		;
+}
+
+static int open_client(sd_bus **ret)
+{
+	sd_bus *b;
+	int r;
+
+	r = sd_bus_new(&b);
+	if (r < 0)
+		return r;
+	sd_bus_set_address(b, address);
+	sd_bus_set_bus_client(b, true);
+	r = sd_bus_start(b);
+	if (r < 0) {
+		sd_bus_unref(b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+static int acquire(sd_bus *b, const char *name, uint64_t timeout, int *ret_fd, sd_bus_error *e)
+{
+	sd_bus_message *reply = NULL;
+	int fd, r;
+
+	r = sd_bus_call_method(b, NAME, PATH, IFACE, "AcquireWakeLock", e, &reply, "sst", name, "testing", timeout);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_read(reply, "h", &fd);
+	if (r >= 0)
+		*ret_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+/* No cmocka asserts here: forked children use it too. Returns -1 on error. */
+static int count_locks_on(sd_bus *b, const char *name)
+{
+	sd_bus_message *reply = NULL;
+	const char *n, *why, *owner;
+	uint32_t uid, pid;
+	uint64_t since, deadline;
+	int count = 0;
+
+	if (sd_bus_call_method(b, NAME, PATH, IFACE, "ListWakeLocks", NULL, &reply, "") < 0 ||
+	    sd_bus_message_enter_container(reply, 'a', "(sssuutt)") < 0) {
+		sd_bus_message_unref(reply);
+		return -1;
+	}
+	while (sd_bus_message_read(reply, "(sssuutt)", &n, &why, &owner, &uid, &pid, &since, &deadline) > 0)
+		if (!name || strcmp(n, name) == 0)
+			count++;
+	sd_bus_message_unref(reply);
+	return count;
+}
+
+static int count_locks(const char *name)
+{
+	int n = count_locks_on(bus, name);
+
+	assert_true(n >= 0);
+	return n;
+}
+
+static void spawn(pid_t *pid, char *const argv[], const char *log)
+{
+	*pid = fork();
+	assert_true(*pid >= 0);
+	if (*pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		setenv("DBUS_SYSTEM_BUS_ADDRESS", address, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+}
+
+static int group_setup(void **state)
+{
+	char path[512], conf[2048], cfg[512], log[512], busconf[512];
+	const char *units = getenv("UNITS_DIR"), *daemon = getenv("AUTOSLEEPD");
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int has = 0;
+
+	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !units || !daemon) {
+		fprintf(stderr, "test-bus needs root and /usr/bin/dbus-daemon, skipping\n");
+		exit(77);
+	}
+	dir = fixture_new("sysfs-basic");
+	/* Unprivileged clients must reach the bus socket inside it. */
+	chmod(dir, 0755);
+	snprintf(address, sizeof(address), "unix:path=%s/bus", dir);
+	snprintf(conf, sizeof(conf),
+		 "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN\" "
+		 "\"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+		 "<busconfig><type>system</type><listen>%s</listen><auth>EXTERNAL</auth>\n"
+		 /* The default policy of Debian's system.conf, trimmed. */
+		 "<policy context=\"default\"><allow user=\"*\"/><deny own=\"*\"/><deny send_type=\"method_call\"/>"
+		 "<allow send_type=\"signal\"/><allow send_requested_reply=\"true\" send_type=\"method_return\"/>"
+		 "<allow send_requested_reply=\"true\" send_type=\"error\"/><allow receive_type=\"method_call\"/>"
+		 "<allow receive_type=\"method_return\"/><allow receive_type=\"error\"/><allow receive_type=\"signal\"/>"
+		 "<allow send_destination=\"org.freedesktop.DBus\" send_interface=\"org.freedesktop.DBus\"/>"
+		 "</policy>\n<include>%s/org.autosleep1.conf</include></busconfig>\n",
+		 address, units);
+	snprintf(busconf, sizeof(busconf), "%s/bus.conf", dir);
+	fixture_write(dir, "bus.conf", conf);
+	snprintf(log, sizeof(log), "%s/dbus.log", dir);
+	spawn(&bus_pid, (char *[]){ "/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file", busconf, NULL },
+	      log);
+	snprintf(path, sizeof(path), "%s/bus", dir);
+	for (int i = 0; i < 200 && access(path, F_OK) < 0; i++)
+		usleep(10000);
+
+	fixture_write(dir, "autosleep.conf", "[Backoff]\nDelaySec=300ms\n[WakeLocks]\nMaxPerUser=3\n");
+	snprintf(cfg, sizeof(cfg), "%s/autosleep.conf", dir);
+	snprintf(log, sizeof(log), "%s/daemon.log", dir);
+	spawn(&daemon_pid, (char *[]){ (char *)daemon, "--root", dir, "--config", cfg, "--dry-run", "--log-level=debug", NULL },
+	      log);
+
+	assert_int_equal(open_client(&bus), 0);
+	for (int i = 0; i < 300 && !has; i++) {
+		sd_bus_message *reply = NULL;
+
+		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+				       "NameHasOwner", &e, &reply, "s", NAME) >= 0)
+			sd_bus_message_read(reply, "b", &has);
+		sd_bus_message_unref(reply);
+		sd_bus_error_free(&e);
+		if (!has)
+			usleep(10000);
+	}
+	if (!has) {
+		char *l = fixture_read(dir, "daemon.log");
+
+		fprintf(stderr, "autosleepd never took %s; its log:\n%s\n", NAME, l ? l : "");
+		free(l);
+		return -1;
+	}
+	assert_true(sd_bus_match_signal(bus, NULL, NAME, PATH, IFACE, NULL, on_signal, NULL) >= 0);
+	assert_true(sd_bus_match_signal(bus, NULL, NAME, PATH, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+					on_signal, NULL) >= 0);
+	drain();
+	*state = NULL;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	int status = -1;
+
+	sd_bus_flush_close_unref(bus);
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, &status, 0);
+		/* A daemon that crashed on any of our bad input fails the whole group. */
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			char *l = fixture_read(dir, "daemon.log");
+
+			fprintf(stderr, "autosleepd did not exit cleanly (status %d); log:\n%s\n", status, l ? l : "");
+			free(l);
+			status = -1;
+		} else
+			status = 0;
+	}
+	if (bus_pid > 0) {
+		kill(bus_pid, SIGTERM);
+		waitpid(bus_pid, NULL, 0);
+	}
+	fixture_free(dir);
+	return status;
+}
+
+static void test_acquire_and_close(void **state)
+{
+	unsigned from = n_seen;
+	int fd = -1;
+
+	assert_int_equal(acquire(bus, "close-me", 0, &fd, NULL), 1);
+	assert_true(wait_signal("WakeLockAcquired close-me", &from, 1000));
+	assert_int_equal(count_locks("close-me"), 1);
+	close(fd);
+	assert_true(wait_signal("WakeLockReleased close-me", &from, 1000));
+	assert_non_null(strstr(seen[(from - 1) % 64], " closed "));
+	assert_int_equal(count_locks("close-me"), 0);
+}
+
+static void test_release_method(void **state)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	unsigned from = n_seen;
+	int fd = -1;
+
+	assert_int_equal(acquire(bus, "by-method", 0, &fd, NULL), 1);
+	assert_int_equal(sd_bus_call_method(bus, NAME, PATH, IFACE, "ReleaseWakeLock", NULL, NULL, "s", "by-method"), 1);
+	assert_true(wait_signal("WakeLockReleased by-method", &from, 1000));
+	assert_non_null(strstr(seen[(from - 1) % 64], " released "));
+	assert_int_equal(count_locks("by-method"), 0);
+	close(fd);
+	assert_true(sd_bus_call_method(bus, NAME, PATH, IFACE, "ReleaseWakeLock", &e, NULL, "s", "by-method") < 0);
+	assert_string_equal(e.name, "org.autosleep1.Error.NoSuchWakeLock");
+	sd_bus_error_free(&e);
+}
+
+static void test_killed_client(void **state)
+{
+	unsigned from = n_seen;
+	int ready[2];
+	usec_t t0, t1;
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sd_bus *b;
+		int fd;
+
+		if (open_client(&b) < 0 || acquire(b, "victim", 0, &fd, NULL) < 0)
+			_exit(1);
+		write(ready[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_true(wait_signal("WakeLockAcquired victim", &from, 1000));
+	t0 = now(CLOCK_MONOTONIC);
+	kill(pid, SIGKILL);
+	t1 = wait_signal("WakeLockReleased victim", &from, 1000);
+	waitpid(pid, NULL, 0);
+	assert_true(t1 > 0);
+	fprintf(stderr, "# SIGKILLed client's lock released after %.1f ms\n", (double)(t1 - t0) / USEC_PER_MSEC);
+	assert_true(t1 - t0 <= 100 * USEC_PER_MSEC);
+	assert_int_equal(count_locks("victim"), 0);
+	close(ready[0]);
+}
+
+static void test_dup_keeps_lock(void **state)
+{
+	unsigned from = n_seen;
+	int fd = -1, dup_fd;
+
+	assert_int_equal(acquire(bus, "dupped", 0, &fd, NULL), 1);
+	dup_fd = dup(fd);
+	close(fd);
+	usleep(200 * 1000);
+	drain();
+	assert_int_equal(count_locks("dupped"), 1);
+	close(dup_fd);
+	assert_true(wait_signal("WakeLockReleased dupped", &from, 1000));
+	assert_int_equal(count_locks("dupped"), 0);
+}
+
+static void test_timeout_expires(void **state)
+{
+	unsigned from = n_seen;
+	int fd = -1;
+
+	assert_int_equal(acquire(bus, "short", 300 * USEC_PER_MSEC, &fd, NULL), 1);
+	assert_true(wait_signal("WakeLockReleased short", &from, 2000));
+	assert_non_null(strstr(seen[(from - 1) % 64], " expired "));
+	close(fd);
+}
+
+static void expect_invalid(const char *name, const char *needle)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int fd;
+
+	assert_true(acquire(bus, name, 0, &fd, &e) < 0);
+	assert_string_equal(e.name, "org.freedesktop.DBus.Error.InvalidArgs");
+	if (!strstr(e.message, needle))
+		fail_msg("expected '%s' in '%s'", needle, e.message);
+	sd_bus_error_free(&e);
+}
+
+static void test_bad_names(void **state)
+{
+	char long_name[70];
+
+	memset(long_name, 'x', 65);
+	long_name[65] = 0;
+	expect_invalid("", "empty");
+	expect_invalid("has space", "byte 0x20 at offset 3");
+	expect_invalid("tab\there", "byte 0x09 at offset 3");
+	expect_invalid(long_name, "65 bytes long, at most 64");
+	expect_invalid("caf\xc3\xa9", "byte 0xc3 at offset 3");
+	assert_int_equal(count_locks(NULL), 0);
+}
+
+static void test_quota(void **state)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int fds[4];
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(acquire(bus, "quota", 0, &fds[i], NULL), 1);
+	assert_true(acquire(bus, "quota", 0, &fds[3], &e) < 0);
+	assert_string_equal(e.name, "org.freedesktop.DBus.Error.LimitsExceeded");
+	assert_non_null(strstr(e.message, "MaxPerUser=3"));
+	sd_bus_error_free(&e);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	usleep(100 * 1000);
+	drain();
+	assert_int_equal(count_locks("quota"), 0);
+}
+
+/* Run fn as "nobody" in a child; returns its exit status. */
+static int as_nobody(int (*fn)(sd_bus *b))
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sd_bus *b;
+
+		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(90);
+		if (open_client(&b) < 0)
+			_exit(91);
+		_exit(fn(b));
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+static int nobody_set_property(sd_bus *b)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = sd_bus_set_property(b, NAME, PATH, IFACE, "Enabled", &e, "b", 0);
+
+	return r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_ACCESS_DENIED) ? 0 : 1;
+}
+
+static int nobody_disable(sd_bus *b)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = sd_bus_call_method(b, NAME, PATH, IFACE, "Disable", &e, NULL, "");
+
+	return r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_ACCESS_DENIED) ? 0 : 1;
+}
+
+static int nobody_acquire(sd_bus *b)
+{
+	int fd;
+
+	/* A public method: without polkit on the bus, wake locks are open to all (the quota still applies). */
+	return acquire(b, "nobodys", 0, &fd, NULL) == 1 && count_locks_on(b, "nobodys") == 1 ? 0 : 1;
+}
+
+static void test_unprivileged(void **state)
+{
+	int enabled = 0;
+	unsigned from = n_seen;
+
+	assert_int_equal(as_nobody(nobody_set_property), 0);
+	assert_int_equal(as_nobody(nobody_disable), 0);
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "Enabled", NULL, 'b', &enabled) >= 0);
+	assert_true(enabled);
+	assert_int_equal(as_nobody(nobody_acquire), 0);
+	/* The child exited: its lock went with it, and it was recorded as uid 65534. */
+	assert_true(wait_signal("WakeLockAcquired nobodys testing", &from, 1000));
+	assert_non_null(strstr(seen[(from - 1) % 64], " 65534 "));
+	assert_true(wait_signal("WakeLockReleased nobodys", &from, 1000));
+}
+
+static void test_cycles_signal_and_properties(void **state)
+{
+	unsigned from = n_seen, from2 = n_seen;
+	uint64_t before = 0, after = 0;
+
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "SuspendCount", NULL, 't', &before) >= 0);
+	assert_true(wait_signal("Resumed dry-run", &from, 3000));
+	assert_true(wait_signal("PropertiesChanged", &from2, 3000));
+	assert_true(wait_signal("SuspendCount", &from2, 3000));
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "SuspendCount", NULL, 't', &after) >= 0);
+	assert_true(after > before);
+}
+
+static void test_lock_blocks_cycles(void **state)
+{
+	unsigned from;
+	uint64_t a = 0, b = 0;
+	int fd = -1;
+
+	assert_int_equal(acquire(bus, "blocker", 0, &fd, NULL), 1);
+	/* A cycle already past the gate may finish; after that, none may start. */
+	usleep(500 * 1000);
+	drain();
+	from = n_seen;
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "SuspendCount", NULL, 't', &a) >= 0);
+	assert_int_equal(wait_signal("Resumed", &from, 1500), 0);
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "SuspendCount", NULL, 't', &b) >= 0);
+	assert_int_equal(a, b);
+	close(fd);
+	assert_true(wait_signal("Resumed", &from, 3000));
+}
+
+static void test_disable_enable(void **state)
+{
+	unsigned from;
+	char *st = NULL;
+
+	assert_int_equal(sd_bus_call_method(bus, NAME, PATH, IFACE, "Disable", NULL, NULL, ""), 1);
+	usleep(500 * 1000);
+	drain();
+	from = n_seen;
+	assert_true(sd_bus_get_property_string(bus, NAME, PATH, IFACE, "State", NULL, &st) >= 0);
+	assert_string_equal(st, "disabled");
+	free(st);
+	assert_int_equal(wait_signal("Resumed", &from, 1000), 0);
+	assert_int_equal(sd_bus_call_method(bus, NAME, PATH, IFACE, "Enable", NULL, NULL, ""), 1);
+	assert_true(wait_signal("Resumed", &from, 3000));
+}
+
+static char *normalize(const char *s)
+{
+	char *out = malloc(strlen(s) + 1), *o = out;
+	bool space = false;
+
+	/* Whitespace between tags carries no meaning. */
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\n' || *s == '\t') {
+			space = true;
+			continue;
+		}
+		if (space && o > out && o[-1] != '>' && *s != '<' && *s != '/' && *s != '>')
+			*o++ = ' ';
+		space = false;
+		*o++ = *s;
+	}
+	*o = 0;
+	return out;
+}
+
+static void test_introspection_matches_xml(void **state)
+{
+	sd_bus_message *reply = NULL;
+	const char *xml, *start, *end;
+	char *path, *want, *got, *a, *b;
+	FILE *f;
+	size_t n = 0;
+
+	assert_int_equal(sd_bus_call_method(bus, NAME, PATH, "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
+					    &reply, ""), 1);
+	assert_true(sd_bus_message_read(reply, "s", &xml) >= 0);
+	start = strstr(xml, "<interface name=\"org.autosleep1.Manager\">");
+	assert_non_null(start);
+	end = strstr(start, "</interface>");
+	assert_non_null(end);
+	got = strndup(start, (size_t)(end - start) + strlen("</interface>"));
+
+	assert_true(asprintf(&path, "%s/org.autosleep1.Manager.xml", getenv("UNITS_DIR")) > 0);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	want = NULL;
+	assert_true(getdelim(&want, &n, 0, f) > 0);
+	fclose(f);
+	start = strstr(want, "<interface name=\"org.autosleep1.Manager\">");
+	assert_non_null(start);
+	end = strstr(start, "</interface>");
+	assert_non_null(end);
+	a = normalize(got);
+	*(char *)(end + strlen("</interface>")) = 0;
+	b = normalize(start);
+	if (strcmp(a, b) != 0)
+		fail_msg("introspection differs from %s:\n--- daemon:\n%s\n--- file:\n%s", path, a, b);
+	free(a);
+	free(b);
+	free(got);
+	free(want);
+	free(path);
+	sd_bus_message_unref(reply);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_acquire_and_close),
+		cmocka_unit_test(test_release_method),
+		cmocka_unit_test(test_killed_client),
+		cmocka_unit_test(test_dup_keeps_lock),
+		cmocka_unit_test(test_timeout_expires),
+		cmocka_unit_test(test_bad_names),
+		cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_unprivileged),
+		cmocka_unit_test(test_cycles_signal_and_properties),
+		cmocka_unit_test(test_lock_blocks_cycles),
+		cmocka_unit_test(test_disable_enable),
+		cmocka_unit_test(test_introspection_matches_xml),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -11,13 +11,13 @@ s0=$(stat_ success)
 f0=$(stat_ fail)
 # A late alarm, so a wrong suspend during the hold still comes back.
 arm_rtc 60
-mark "hold-start"
+mark "hold-start kernel-lock"
 sleep 20
-mark "hold-end"
+mark "hold-end kernel-lock"
 check "no suspend while a wake lock was held for 20 s (success $s0 -> $(stat_ success))" \
 	test "$(stat_ success)" -eq "$s0" -a "$(stat_ fail)" -eq "$f0"
 arm_rtc 4
-mark "release"
+mark "release-timed kernel-lock"
 release
 if wait_cycle "$s0" "$f0"; then
 	mark "resumed"

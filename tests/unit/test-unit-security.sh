@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The shipped unit must score an exposure level of at most 1.5 in
+# "systemd-analyze security --offline=true" (Debian 12's logind scores 3.0).
+set -u
+: "${UNITS_DIR:?}"
+command -v systemd-analyze > /dev/null || { echo "no systemd-analyze, skipping"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+sed 's|@sbindir@|/usr/sbin|g' "$UNITS_DIR/autosleepd.service.in" > "$tmp/autosleepd.service"
+out=$(systemd-analyze security --offline=true "$tmp/autosleepd.service" 2>&1)
+score=$(sed -n 's/.*Overall exposure level for autosleepd.service: \([0-9.]*\).*/\1/p' <<< "$out")
+if [ -z "$score" ]; then
+	echo "systemd-analyze gave no score (needs --offline, systemd 252 or newer):"
+	echo "$out" | tail -n 5
+	exit 77
+fi
+echo "exposure level: $score (limit 1.5)"
+awk -v s="$score" 'BEGIN { exit !(s <= 1.5) }'

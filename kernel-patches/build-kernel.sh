@@ -122,20 +122,13 @@ if grep -q '^config ANDROID$' "$src/drivers/android/Kconfig" 2>/dev/null; then
 	die "$pkg still has CONFIG_ANDROID; Linux 6.0 or newer is needed"
 fi
 
-obj=$cache/build/$version-$variant-$key
+# One build tree per source for both variants: they differ in one option, and
+# kbuild's per-option dependency tracking then rebuilds only the few files
+# that test it when we switch (a copied tree would rebuild everything, as its
+# recorded command lines name the old path).
+obj=$cache/build/$version-$src_key
 export KBUILD_BUILD_TIMESTAMP="$(dpkg-query -W -f='${Version}' "$pkg") (autosleep reproducible build)"
 export KBUILD_BUILD_USER=autosleep KBUILD_BUILD_HOST=autosleep KBUILD_BUILD_VERSION=1
-if [ ! -d "$obj" ] && [ "$variant" = control ]; then
-	# The control differs by one option; kbuild's per-option dependency
-	# tracking then rebuilds only the few files that test it.
-	for sibling in $(ls -td "$cache"/build/"$version"-autosleep-* 2>/dev/null); do
-		[ -f "$sibling/arch/x86/boot/bzImage" ] || continue
-		log "seeding control build from $sibling"
-		rm -rf "$obj.tmp"
-		cp -a "$sibling" "$obj.tmp" && mv "$obj.tmp" "$obj"
-		break
-	done
-fi
 mkdir -p "$obj"
 
 merged=$obj/autosleep-fragments.config
@@ -145,9 +138,13 @@ if [ "$variant" = control ]; then
 fi
 
 log "configuring $variant kernel in $obj"
-make -s -C "$src" O="$obj" tinyconfig >/dev/null
-(cd "$src" && ./scripts/kconfig/merge_config.sh -m -O "$obj" "$obj/.config" "$merged" >/dev/null)
-make -s -C "$src" O="$obj" olddefconfig >&2
+# merge_config is chatty about every value it overrides; keep that in a log.
+if ! { make -s -C "$src" O="$obj" tinyconfig &&
+	(cd "$src" && ./scripts/kconfig/merge_config.sh -m -O "$obj" "$obj/.config" "$merged") &&
+	make -s -C "$src" O="$obj" olddefconfig; } > "$obj/config.log" 2>&1; then
+	cat "$obj/config.log" >&2
+	die "configuring the $variant kernel failed"
+fi
 
 # merge_config only warns; a fragment line that did not survive olddefconfig
 # means a missing dependency, and a guest that silently lacks a feature.
@@ -188,8 +185,8 @@ cp "$obj/.config" "$image_dir.tmp/config"
 echo "$pkg $pkgver $variant" > "$image_dir.tmp/source"
 rm -rf "$image_dir"
 mv "$image_dir.tmp" "$image_dir"
-# Older build trees of this variant only take space now.
-for old in "$cache"/build/"$version-$variant"-*; do
+# Build trees of other sources or patch series only take space now.
+for old in "$cache"/build/"$version"-*; do
 	[ "$old" = "$obj" ] || rm -rf "$old"
 done
 echo "$image_dir/bzImage"

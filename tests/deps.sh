@@ -3,7 +3,7 @@
 # only runs when something is missing, so a second run does nothing.
 
 deps_build=(build-essential autoconf automake pkg-config libsystemd-dev libevdev-dev zlib1g-dev xz-utils)
-deps_unit=(libcmocka-dev valgrind)
+deps_unit=(libcmocka-dev valgrind dbus-daemon systemd)
 deps_vm=(qemu-system-x86 mmdebstrap e2fsprogs python3 linux-source-6.1 flex bison bc libelf-dev libssl-dev
 	cpio kmod)
 

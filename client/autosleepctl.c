@@ -377,8 +377,8 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL;
 	struct stats_out o = { .first_lock = true, .first_key = true, .recent_max = 5 };
 	int enabled = 0, wakelocks = 0;
-	uint64_t count = 0;
-	uint32_t nlocks = 0;
+	uint64_t count = 0, idle = 0, idle_timeout = 0;
+	uint32_t nlocks = 0, ninput = 0;
 	int r;
 
 	if ((r = get_string_property(bus, "State", &state)) < 0 ||
@@ -387,7 +387,10 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	    (r = get_trivial_property(bus, "Enabled", 'b', &enabled)) < 0 ||
 	    (r = get_trivial_property(bus, "KernelWakeLocks", 'b', &wakelocks)) < 0 ||
 	    (r = get_trivial_property(bus, "SuspendCount", 't', &count)) < 0 ||
-	    (r = get_trivial_property(bus, "NWakeLocks", 'u', &nlocks)) < 0)
+	    (r = get_trivial_property(bus, "NWakeLocks", 'u', &nlocks)) < 0 ||
+	    (r = get_trivial_property(bus, "IdleUSec", 't', &idle)) < 0 ||
+	    (r = get_trivial_property(bus, "IdleTimeoutUSec", 't', &idle_timeout)) < 0 ||
+	    (r = get_trivial_property(bus, "NInputDevices", 'u', &ninput)) < 0)
 		return r;
 
 	if (arg_json) {
@@ -400,6 +403,9 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_kv_string(stdout, &first, "last_wake_reason", reason);
 		json_kv_string(stdout, &first, "kernel_userspace_autosleep", kernel);
 		json_kv_bool(stdout, &first, "kernel_wake_locks", wakelocks);
+		json_kv_u64(stdout, &first, "idle_usec", idle);
+		json_kv_u64(stdout, &first, "idle_timeout_usec", idle_timeout);
+		json_kv_u64(stdout, &first, "input_devices", ninput);
 		json_key(stdout, &first, "locks");
 		r = print_locks(bus, true);
 		if (r < 0)
@@ -410,6 +416,14 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		printf("Suspends:         %" PRIu64 "\n", count);
 		printf("Last wake reason: %s\n", reason);
 		printf("Wake locks:       %" PRIu32 "\n", nlocks);
+		if (idle_timeout > 0) {
+			char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX];
+
+			printf("User input:       idle %s of %s, %" PRIu32 " device%s watched\n",
+			       format_timespan(a, sizeof(a), idle), format_timespan(b, sizeof(b), idle_timeout), ninput,
+			       ninput == 1 ? "" : "s");
+		} else
+			printf("User input:       not followed\n");
 		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", kernel,
 		       wakelocks ? "available" : "missing (locks are held in-process only)");
 		if (strcmp(kernel, "y") != 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "activity.h"
 #include "bus.h"
 #include "config.h"
 #include "log.h"
@@ -343,6 +344,18 @@ static int method_list_wake_locks(sd_bus_message *m, void *userdata, sd_bus_erro
 		if (r < 0)
 			return r;
 	}
+	{
+		const char *name;
+		usec_t since, until;
+
+		/* The activity hold timed by the kernel is a lock like any other to the user. */
+		if (activity_kernel_hold(mgr->activity, &name, &since, &until)) {
+			r = sd_bus_message_append(reply, "(sssuutt)", name, "user input", "autosleepd", 0u, (uint32_t)getpid(),
+						  boottime_to_realtime(since), boottime_to_realtime(until));
+			if (r < 0)
+				return r;
+		}
+	}
 	r = sd_bus_message_close_container(reply);
 	if (r < 0)
 		return r;
@@ -362,6 +375,9 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 				  s->results[SUSPEND_SUCCESS], "EarlyCancels", "t", s->results[SUSPEND_EARLY_CANCEL],
 				  "LateCancels", "t", s->results[SUSPEND_LATE_CANCEL], "Failures", "t",
 				  s->results[SUSPEND_FAILURE], "TimeAsleepUSec", "t", (uint64_t)s->total_asleep);
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "{sv}{sv}", "InputEvents", "t", activity_events(mgr->activity),
+					  "ActivityHoldWrites", "t", activity_writes(mgr->activity));
 	if (r >= 0 && last)
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}", "LastResult", "s",
 					  suspend_result_to_string(last->report.result), "LastAsleepUSec", "t",
@@ -407,6 +423,7 @@ static int method_get_statistics(sd_bus_message *m, void *userdata, sd_bus_error
 	r = sd_bus_message_new_method_return(m, &reply);
 	if (r < 0)
 		return r;
+	activity_sync_stats(mgr->activity);
 	r = sd_bus_message_open_container(reply, 'a', "(sttttu)");
 	if (r < 0)
 		return r;
@@ -523,6 +540,30 @@ static int property_get_kernel_wake_locks(sd_bus *bus, const char *path, const c
 	return sd_bus_message_append(reply, "b", mgr->kernel_wakelocks);
 }
 
+static int property_get_idle_timeout(sd_bus *bus, const char *path, const char *interface, const char *property,
+				     sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+
+	return sd_bus_message_append(reply, "t", (uint64_t)(mgr->activity ? mgr->config.idle_timeout : 0));
+}
+
+static int property_get_idle(sd_bus *bus, const char *path, const char *interface, const char *property,
+			     sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+
+	return sd_bus_message_append(reply, "t", (uint64_t)activity_idle(mgr->activity));
+}
+
+static int property_get_n_input_devices(sd_bus *bus, const char *path, const char *interface, const char *property,
+					sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+
+	return sd_bus_message_append(reply, "u", activity_n_devices(mgr->activity));
+}
+
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -533,6 +574,11 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("KernelUserspaceAutosleep", "s", property_get_kernel_userspace_autosleep, 0,
 			SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("KernelWakeLocks", "b", property_get_kernel_wake_locks, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	/* 0 when input is not followed. */
+	SD_BUS_PROPERTY("IdleTimeoutUSec", "t", property_get_idle_timeout, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	/* Changes all the time, so no change signal: read it when needed. */
+	SD_BUS_PROPERTY("IdleUSec", "t", property_get_idle, 0, 0),
+	SD_BUS_PROPERTY("NInputDevices", "u", property_get_n_input_devices, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLock", SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec),
 				SD_BUS_RESULT("h", fd), method_acquire_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReleaseWakeLock", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

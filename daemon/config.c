@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "input-class.h"
 #include "log.h"
 #include "macro.h"
 
@@ -24,10 +25,17 @@ void config_init(struct config *c)
 		.max_locks_per_user = 64,
 		.honor_inhibitors = true,
 		.hold_sleep_inhibitor = false,
+		.idle_timeout = 30 * USEC_PER_SEC,
+		.resume_grace = 5 * USEC_PER_SEC,
+		.input_classes = (1u << INPUT_CLASS_KEYBOARD) | (1u << INPUT_CLASS_POINTER) | (1u << INPUT_CLASS_TOUCHPAD) |
+				 (1u << INPUT_CLASS_TOUCHSCREEN) | (1u << INPUT_CLASS_TABLET),
 	};
 	/* Allocation failure here is fatal anyway; config_verify catches NULL. */
 	c->state = strdup("mem");
 	c->wake_lock_name = strdup("autosleepd");
+	c->ignore_devices = strdup("");
+	/* i8042 keyboards and mice, USB host controllers (keyboards, mice, tablets). */
+	c->input_wake_sources = strdup("i8042 xhci_hcd ehci_hcd ohci_hcd uhci_hcd");
 }
 
 void config_done(struct config *c)
@@ -35,6 +43,8 @@ void config_done(struct config *c)
 	free(c->state);
 	free(c->mem_sleep);
 	free(c->wake_lock_name);
+	free(c->ignore_devices);
+	free(c->input_wake_sources);
 	*c = (struct config){};
 }
 
@@ -168,6 +178,34 @@ static int parse_lock_limit(const char *value, void *field)
 	return 0;
 }
 
+static int parse_classes(const char *value, void *field)
+{
+	_cleanup_free_ char *copy = strdup(value);
+	char *saveptr = NULL, *tok;
+	unsigned mask = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, " \t", &saveptr); tok; tok = strtok_r(NULL, " \t", &saveptr)) {
+		enum input_class c = input_class_from_string(tok);
+
+		if (c < 0 || c == INPUT_CLASS_NONE)
+			return -EINVAL;
+		mask |= 1u << c;
+	}
+	*(unsigned *)field = mask;
+	return 0;
+}
+
+static int parse_word_list(const char *value, void *field)
+{
+	/* Words are matched against device names and IRQ actions; control bytes are never meant. */
+	for (const char *p = value; *p; p++)
+		if ((unsigned char)*p < ' ' && *p != '\t')
+			return -EINVAL;
+	return parse_string(value, field);
+}
+
 static const struct config_key {
 	const char *section;
 	const char *key;
@@ -190,6 +228,15 @@ static const struct config_key {
 	  "a time span, 0 to turn it off" },
 	{ "WakeLocks", "MaxPerUser", parse_lock_limit, offsetof(struct config, max_locks_per_user),
 	  "a whole number from 1 to 4096" },
+	{ "Activity", "IdleTimeoutSec", parse_usec, offsetof(struct config, idle_timeout),
+	  "a time span, 0 to not watch input" },
+	{ "Activity", "ResumeGraceSec", parse_usec, offsetof(struct config, resume_grace), "a time span" },
+	{ "Activity", "Classes", parse_classes, offsetof(struct config, input_classes),
+	  "a list of keyboard, pointer, touchpad, touchscreen and tablet" },
+	{ "Activity", "IgnoreDevices", parse_word_list, offsetof(struct config, ignore_devices),
+	  "a list of device name patterns" },
+	{ "Activity", "InputWakeSources", parse_word_list, offsetof(struct config, input_wake_sources),
+	  "a list of IRQ action names" },
 	{ "Logind", "HonorInhibitors", parse_bool, offsetof(struct config, honor_inhibitors), "a boolean" },
 	{ "Logind", "HoldSleepInhibitor", parse_bool, offsetof(struct config, hold_sleep_inhibitor), "a boolean" },
 };
@@ -285,8 +332,12 @@ int config_verify(const struct config *c)
 {
 	char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX];
 
-	if (!c->state || !c->wake_lock_name)
+	if (!c->state || !c->wake_lock_name || !c->ignore_devices || !c->input_wake_sources)
 		return -ENOMEM;
+	/* The activity lock is "<WakeLockName>.activity" and must stay a valid name too. */
+	if (strlen(c->wake_lock_name) > 64 - strlen(".activity"))
+		return log_error_errno(-EINVAL, "[Suspend] WakeLockName=%s is too long to add '.activity' (at most %zu characters)",
+				       c->wake_lock_name, 64 - strlen(".activity"));
 	if (c->backoff_max == 0)
 		return log_error_errno(-EINVAL, "[Backoff] MaxDelaySec must be greater than 0");
 	if (c->backoff_base > c->backoff_max)

@@ -21,6 +21,12 @@ struct config {
 	usec_t short_suspend;
 	/* [WakeLocks] */
 	unsigned max_locks_per_user;
+	/* [Activity] */
+	usec_t idle_timeout;       /* 0: do not watch input */
+	usec_t resume_grace;
+	unsigned input_classes;    /* bit per enum input_class */
+	char *ignore_devices;      /* space-separated fnmatch() patterns on device names */
+	char *input_wake_sources;  /* space-separated substrings of the wake IRQ's actions */
 	/* [Logind] */
 	bool honor_inhibitors;
 	bool hold_sleep_inhibitor;

@@ -226,3 +226,27 @@ usec_t leases_expire(struct leases *l)
 	}
 	return leases_next_deadline(l);
 }
+
+int leases_set_deadline(struct leases *l, uint64_t id, usec_t deadline)
+{
+	struct lease *x = leases_find(l, id);
+
+	if (!x)
+		return -ENOENT;
+	x->deadline = deadline;
+	return 0;
+}
+
+int leases_stats_add(struct leases *l, const char *name, usec_t held)
+{
+	struct lease_stats *s = stats_get(l, name);
+
+	if (!s)
+		return -ENOMEM;
+	s->count++;
+	s->total += held;
+	if (held > s->max)
+		s->max = held;
+	s->last_change = l->now(CLOCK_REALTIME);
+	return 0;
+}

@@ -71,3 +71,9 @@ usec_t leases_expire(struct leases *l);
 usec_t leases_next_deadline(struct leases *l);
 
 const struct lease_stats *leases_stats_find(const struct leases *l, const char *name);
+
+/* Move a lease's deadline (CLOCK_BOOTTIME, USEC_INFINITY for none). */
+int leases_set_deadline(struct leases *l, uint64_t id, usec_t deadline);
+
+/* Account a hold timed elsewhere (a kernel wake lock with a timeout) under name. */
+int leases_stats_add(struct leases *l, const char *name, usec_t held);

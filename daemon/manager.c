@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 
+#include "activity.h"
 #include "bus.h"
 #include "log.h"
 #include "logind.h"
@@ -132,6 +133,11 @@ int manager_release(struct manager *m, uint64_t id, const char *reason)
 		return r;
 	(void)manager_arm_deadline(m);
 	return 0;
+}
+
+void manager_rearm(struct manager *m)
+{
+	(void)manager_arm_deadline(m);
 }
 
 void manager_set_enabled(struct manager *m, bool enabled)
@@ -268,6 +274,7 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				bus_emit_changed(m->bus, "LastWakeReason");
 				/* Leases with deadlines may have passed while we slept. */
 				on_deadline(NULL, 0, m);
+				activity_resumed(m->activity, ev.report.wake_reason);
 			}
 			break;
 		case _SUSPENDER_EVENT_TYPE_MAX:
@@ -435,6 +442,12 @@ int manager_startup(struct manager *m)
 			log_warning_errno(r, "Failed to watch logind: %m, ignoring");
 	}
 
+	if (m->config.idle_timeout > 0) {
+		r = activity_new(m, &m->activity);
+		if (r < 0)
+			log_notice_errno(r, "Not following user input: %m");
+	}
+
 	r = suspender_start(m->suspender);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start suspender thread: %m");
@@ -469,6 +482,7 @@ struct manager *manager_free(struct manager *m)
 		leases_release(&m->leases, m->leases.head->id, "shutdown");
 	leases_done(&m->leases);
 	m->logind = logind_free(m->logind);
+	m->activity = activity_free(m->activity);
 	m->bus = bus_free(m->bus);
 	sd_event_source_unref(m->deadline_source);
 	sd_event_source_unref(m->suspender_source);

@@ -32,6 +32,7 @@ struct manager_stats {
 
 struct bus;
 struct logind;
+struct activity;
 
 struct manager {
 	sd_event *event;
@@ -54,7 +55,8 @@ struct manager {
 
 	struct bus *bus;
 	struct logind *logind;
-	uint64_t logind_lease; /* held while logind has others' block inhibitors; 0 for none */
+	uint64_t logind_lease;
+	struct activity *activity; /* held while logind has others' block inhibitors; 0 for none */
 };
 
 int manager_new(struct config *config, bool dry_run, struct manager **ret);
@@ -68,6 +70,9 @@ int manager_acquire(struct manager *m, const char *name, const char *owner, cons
 		    pid_t pid, usec_t timeout, uint64_t *ret_id);
 int manager_release(struct manager *m, uint64_t id, const char *reason);
 void manager_set_enabled(struct manager *m, bool enabled);
+
+/* A lease deadline moved: re-arm the deadline timer. */
+void manager_rearm(struct manager *m);
 
 /* logind reports block inhibitors of sleep or idle held by others (who: a description). */
 void manager_set_logind_block(struct manager *m, bool blocked, const char *who);

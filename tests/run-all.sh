@@ -12,97 +12,103 @@
 #   --cycles N      suspend cycles per kernel in the VM suite (default 5)
 set -uo pipefail
 
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cycles=5
-vm=1
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--unit-only) vm=0 ;;
-	--cycles) cycles=$2; shift ;;
-	-h|--help) sed -n '3,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
-	*) echo "run-all.sh: unknown argument '$1'" >&2; exit 2 ;;
-	esac
-	shift
-done
+# All in a function: bash parses it whole before running, so editing this
+# file while it runs cannot break the run.
+main() {
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	cycles=5
+	vm=1
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--unit-only) vm=0 ;;
+		--cycles) cycles=$2; shift ;;
+		-h|--help) sed -n '3,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
+		*) echo "run-all.sh: unknown argument '$1'" >&2; exit 2 ;;
+		esac
+		shift
+	done
 
-. "$top/tests/deps.sh"
-install_deps build unit vm || exit 1
+	. "$top/tests/deps.sh"
+	install_deps build unit vm || exit 1
 
-builddir=${AUTOSLEEP_BUILDDIR:-$top/build}
-logs=$builddir/logs
-mkdir -p "$logs"
-passed=0
-failed=0
-t_start=$(date +%s)
+	builddir=${AUTOSLEEP_BUILDDIR:-$top/build}
+	logs=$builddir/logs
+	mkdir -p "$logs"
+	passed=0
+	failed=0
+	t_start=$(date +%s)
 
-note() { echo "=== $*"; }
-count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+	note() { echo "=== $*"; }
+	count() { passed=$((passed + $1)); failed=$((failed + $2)); }
 
-# Per-program results of an automake test run, from its test-suite.log.
-automake_counts() {
-	local log=$1 p f
-	p=$(sed -n 's/^# PASS: *\([0-9]*\)/\1/p' "$log" | head -n1)
-	f=$(( $(sed -n 's/^# FAIL: *\([0-9]*\)/\1/p' "$log" | head -n1) + $(sed -n 's/^# ERROR: *\([0-9]*\)/\1/p' "$log" | head -n1) ))
-	echo "${p:-0} ${f:-0}"
-}
+	# Per-program results of an automake test run, from its test-suite.log.
+	automake_counts() {
+		local log=$1 p f
+		p=$(sed -n 's/^# PASS: *\([0-9]*\)/\1/p' "$log" | head -n1)
+		f=$(( $(sed -n 's/^# FAIL: *\([0-9]*\)/\1/p' "$log" | head -n1) + $(sed -n 's/^# ERROR: *\([0-9]*\)/\1/p' "$log" | head -n1) ))
+		echo "${p:-0} ${f:-0}"
+	}
 
-(cd "$top" && autoreconf -fi > "$logs/autoreconf.log" 2>&1) || { echo "autoreconf failed"; cat "$logs/autoreconf.log"; exit 1; }
+	(cd "$top" && autoreconf -fi > "$logs/autoreconf.log" 2>&1) || { echo "autoreconf failed"; cat "$logs/autoreconf.log"; exit 1; }
 
-run_unit() {
-	local name=$1 dir=$builddir/$1
-	shift
-	local -a conf=() make_args=()
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do conf+=("$1"); shift; done
-	[ "${1:-}" = -- ] && shift
-	make_args=("$@")
-	note "unit suite: $name"
-	mkdir -p "$dir"
-	if ! (cd "$dir" && "$top/configure" -q "${conf[@]}" > "$logs/$name-configure.log" 2>&1 && make -j"$(nproc)" > "$logs/$name-make.log" 2>&1); then
-		echo "not ok - $name: build failed (see $logs/$name-make.log)"
-		tail -n 30 "$logs/$name-make.log"
-		count 0 1
-		return
-	fi
-	rm -f "$dir/test-suite.log"
-	make -C "$dir" -j"$(nproc)" check "${make_args[@]}" > "$logs/$name-check.log" 2>&1
-	grep -E '^(PASS|FAIL|ERROR|SKIP|XFAIL|XPASS):' "$logs/$name-check.log" | sed "s/^/  [$name] /"
-	if [ -f "$dir/test-suite.log" ]; then
-		read -r p f < <(automake_counts "$dir/test-suite.log")
-		[ "$f" -gt 0 ] && sed -n '/^FAIL\|^ERROR/,$p' "$dir/test-suite.log" | head -n 80
+	run_unit() {
+		local name=$1 dir=$builddir/$1
+		shift
+		local -a conf=() make_args=()
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do conf+=("$1"); shift; done
+		[ "${1:-}" = -- ] && shift
+		make_args=("$@")
+		note "unit suite: $name"
+		mkdir -p "$dir"
+		if ! (cd "$dir" && "$top/configure" -q "${conf[@]}" > "$logs/$name-configure.log" 2>&1 && make -j"$(nproc)" > "$logs/$name-make.log" 2>&1); then
+			echo "not ok - $name: build failed (see $logs/$name-make.log)"
+			tail -n 30 "$logs/$name-make.log"
+			count 0 1
+			return
+		fi
+		rm -f "$dir/test-suite.log"
+		make -C "$dir" -j"$(nproc)" check "${make_args[@]}" > "$logs/$name-check.log" 2>&1
+		grep -E '^(PASS|FAIL|ERROR|SKIP|XFAIL|XPASS):' "$logs/$name-check.log" | sed "s/^/  [$name] /"
+		if [ -f "$dir/test-suite.log" ]; then
+			read -r p f < <(automake_counts "$dir/test-suite.log")
+			[ "$f" -gt 0 ] && sed -n '/^FAIL\|^ERROR/,$p' "$dir/test-suite.log" | head -n 80
+		else
+			p=0 f=1
+			tail -n 30 "$logs/$name-check.log"
+		fi
+		count "$p" "$f"
+	}
+
+	run_unit asan --enable-sanitizers
+	run_unit valgrind -- \
+		LOG_COMPILER="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no"
+
+	note "make distcheck"
+	if make -C "$builddir/valgrind" distcheck > "$logs/distcheck.log" 2>&1; then
+		echo "  [distcheck] PASS: $(grep -o 'autosleep-[0-9.]*\.tar\.xz' "$logs/distcheck.log" | tail -n1) archives ready for distribution"
+		count 1 0
 	else
-		p=0 f=1
-		tail -n 30 "$logs/$name-check.log"
+		echo "  [distcheck] FAIL (see $logs/distcheck.log)"
+		tail -n 40 "$logs/distcheck.log"
+		count 0 1
 	fi
-	count "$p" "$f"
+	t_unit=$(( $(date +%s) - t_start ))
+
+	if [ $vm -eq 1 ]; then
+		note "VM suite ($cycles cycles per kernel)"
+		t_vm=$(date +%s)
+		counts=$logs/vm-counts
+		: > "$counts"
+		if ! "$top/tests/vm/run-vm-suite.sh" --cycles "$cycles" --counts "$counts" --log-dir "$logs"; then
+			[ -s "$counts" ] || echo "0 1" > "$counts"
+		fi
+		while read -r p f; do count "$p" "$f"; done < "$counts"
+		echo "# VM suite took $(( $(date +%s) - t_vm )) s"
+	fi
+
+	echo "# unit suites and distcheck took $t_unit s, everything $(( $(date +%s) - t_start )) s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
 }
 
-run_unit asan --enable-sanitizers
-run_unit valgrind -- \
-	LOG_COMPILER="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no"
-
-note "make distcheck"
-if make -C "$builddir/valgrind" distcheck > "$logs/distcheck.log" 2>&1; then
-	echo "  [distcheck] PASS: $(grep -o 'autosleep-[0-9.]*\.tar\.xz' "$logs/distcheck.log" | tail -n1) archives ready for distribution"
-	count 1 0
-else
-	echo "  [distcheck] FAIL (see $logs/distcheck.log)"
-	tail -n 40 "$logs/distcheck.log"
-	count 0 1
-fi
-t_unit=$(( $(date +%s) - t_start ))
-
-if [ $vm -eq 1 ]; then
-	note "VM suite ($cycles cycles per kernel)"
-	t_vm=$(date +%s)
-	counts=$logs/vm-counts
-	: > "$counts"
-	if ! "$top/tests/vm/run-vm-suite.sh" --cycles "$cycles" --counts "$counts" --log-dir "$logs"; then
-		[ -s "$counts" ] || echo "0 1" > "$counts"
-	fi
-	while read -r p f; do count "$p" "$f"; done < "$counts"
-	echo "# VM suite took $(( $(date +%s) - t_vm )) s"
-fi
-
-echo "# unit suites and distcheck took $t_unit s, everything $(( $(date +%s) - t_start )) s"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+main "$@"

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <libevdev/libevdev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "activity.h"
+#include "bus.h"
+#include "idle.h"
+#include "input-class.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "sysfs.h"
+#include "wakelock.h"
+
+/* Events read per wakeup before yielding to the rest of the loop. */
+#define READ_BATCH 512
+
+struct input_device {
+	struct activity *a;
+	char *node;
+	int fd;
+	struct libevdev *dev;
+	sd_event_source *src;
+	struct input_device *prev, *next;
+};
+
+struct activity {
+	struct manager *m;
+	char *dir;
+	int inotify_fd;
+	sd_event_source *inotify_src;
+	struct input_device *devices;
+	unsigned n_devices;
+
+	struct refresh_limiter limiter;
+	sd_event_source *flush_timer;
+	struct idle_clock idle;
+	char lock_name[80];
+	bool kernel;
+	bool kernel_failed_logged;
+	usec_t hold_start, hold_until; /* kernel-timed hold, CLOCK_BOOTTIME */
+	uint64_t lease;                /* in-process hold */
+	uint64_t writes, events;
+};
+
+static void device_free(struct input_device *d)
+{
+	if (!d)
+		return;
+	sd_event_source_disable_unref(d->src);
+	libevdev_free(d->dev);
+	safe_close(d->fd);
+	free(d->node);
+	free(d);
+}
+
+static void device_remove(struct activity *a, struct input_device *d, const char *why)
+{
+	log_info("Input device %s gone (%s)", d->node, why);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		a->devices = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	a->n_devices--;
+	device_free(d);
+	bus_emit_changed(a->m->bus, "NInputDevices");
+}
+
+void activity_sync_stats(struct activity *a)
+{
+	usec_t t;
+
+	if (!a || !a->kernel || a->hold_until <= a->hold_start)
+		return;
+	t = now(CLOCK_BOOTTIME);
+	if (t < a->hold_until)
+		return;
+	(void)leases_stats_add(&a->m->leases, a->lock_name, a->hold_until - a->hold_start);
+	a->hold_start = a->hold_until;
+}
+
+/* Keep the machine awake for timeout from now; never shortens a longer hold. */
+static void activity_hold(struct activity *a, usec_t timeout)
+{
+	usec_t t = now(CLOCK_BOOTTIME);
+	int r;
+
+	if (a->kernel) {
+		r = wakelock_lock(a->lock_name, timeout);
+		a->writes++;
+		if (r >= 0) {
+			activity_sync_stats(a);
+			if (t >= a->hold_until)
+				a->hold_start = t;
+			a->hold_until = MAX(a->hold_until, t + timeout);
+			return;
+		}
+		if (!a->kernel_failed_logged)
+			log_warning_errno(r, "Failed to write kernel wake lock '%s': %m; holding in-process instead",
+					  a->lock_name);
+		a->kernel_failed_logged = true;
+	}
+	if (a->lease && leases_find(&a->m->leases, a->lease)) {
+		struct lease *x = leases_find(&a->m->leases, a->lease);
+
+		if (x->deadline < t + timeout) {
+			leases_set_deadline(&a->m->leases, a->lease, t + timeout);
+			manager_rearm(a->m);
+		}
+		return;
+	}
+	r = manager_acquire(a->m, a->lock_name, "autosleepd", "user input", 0, getpid(), timeout, &a->lease);
+	if (r < 0)
+		log_error_errno(r, "Failed to hold for user input: %m");
+	else
+		bus_lease_acquired(a->m->bus, leases_find(&a->m->leases, a->lease));
+}
+
+static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct activity *a = userdata;
+	usec_t t = now(CLOCK_MONOTONIC), since;
+
+	(void)s;
+	(void)usec;
+	if (!a->limiter.pending)
+		return 0;
+	/* Hold for what is left of the idle period that the last event started. */
+	since = t > a->limiter.last_event ? t - a->limiter.last_event : 0;
+	refresh_limiter_flush(&a->limiter, t);
+	if (since < a->m->config.idle_timeout)
+		activity_hold(a, a->m->config.idle_timeout - since);
+	return 0;
+}
+
+static void activity_input(struct activity *a)
+{
+	usec_t t = now(CLOCK_MONOTONIC);
+	int r;
+
+	idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
+	if (refresh_limiter_event(&a->limiter, t)) {
+		activity_hold(a, a->m->config.idle_timeout);
+		return;
+	}
+	if (!a->flush_timer) {
+		r = sd_event_add_time(a->m->event, &a->flush_timer, CLOCK_MONOTONIC, refresh_limiter_due(&a->limiter), 0,
+				      on_flush, a);
+		if (r < 0)
+			log_warning_errno(r, "Failed to add refresh timer: %m, ignoring");
+		return;
+	}
+	if (sd_event_source_get_enabled(a->flush_timer, NULL) > 0)
+		return;
+	(void)sd_event_source_set_time(a->flush_timer, refresh_limiter_due(&a->limiter));
+	(void)sd_event_source_set_enabled(a->flush_timer, SD_EVENT_ONESHOT);
+}
+
+static int on_device(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct input_device *d = userdata;
+	struct activity *a = d->a;
+	struct input_event ev;
+	bool user = false;
+	int rc = -EAGAIN;
+
+	(void)s;
+	(void)fd;
+	for (int i = 0; i < READ_BATCH; i++) {
+		rc = libevdev_next_event(d->dev, LIBEVDEV_READ_FLAG_NORMAL, &ev);
+		if (rc == LIBEVDEV_READ_STATUS_SYNC) {
+			/* SYN_DROPPED: the kernel buffer overflowed, which takes input. Resync. */
+			user = true;
+			while (rc == LIBEVDEV_READ_STATUS_SYNC)
+				rc = libevdev_next_event(d->dev, LIBEVDEV_READ_FLAG_SYNC, &ev);
+			continue;
+		}
+		if (rc != LIBEVDEV_READ_STATUS_SUCCESS)
+			break;
+		if (ev.type == EV_KEY || ev.type == EV_REL || ev.type == EV_ABS) {
+			a->events++;
+			user = true;
+		}
+	}
+	if (user)
+		activity_input(a);
+	if (rc != -EAGAIN && rc != LIBEVDEV_READ_STATUS_SUCCESS && rc != LIBEVDEV_READ_STATUS_SYNC) {
+		device_remove(a, d, strerror(-rc));
+		return 0;
+	}
+	if (revents & (EPOLLHUP | EPOLLERR))
+		device_remove(a, d, "hangup");
+	return 0;
+}
+
+static bool ignored(struct activity *a, const char *name)
+{
+	_cleanup_free_ char *copy = strdup(a->m->config.ignore_devices);
+	char *saveptr = NULL, *tok;
+
+	if (!copy)
+		return false;
+	for (tok = strtok_r(copy, " \t", &saveptr); tok; tok = strtok_r(NULL, " \t", &saveptr))
+		if (fnmatch(tok, name, 0) == 0)
+			return true;
+	return false;
+}
+
+static void device_add(struct activity *a, const char *node)
+{
+	_cleanup_free_ char *path = NULL;
+	struct input_device *d;
+	enum input_class c;
+	const char *name;
+	int r;
+
+	if (strncmp(node, "event", 5) != 0)
+		return;
+	for (d = a->devices; d; d = d->next)
+		if (strcmp(d->node, node) == 0)
+			return;
+	if (asprintf(&path, "%s/%s", a->dir, node) < 0)
+		return;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return;
+	d->a = a;
+	d->node = strdup(node);
+	/* Read-only and never grabbed: the desktop keeps its input. */
+	d->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (!d->node || d->fd < 0) {
+		/* udev may not have set permissions yet; IN_ATTRIB brings us back. */
+		log_debug_errno(negative_errno(), "Cannot open %s yet: %m", path);
+		device_free(d);
+		return;
+	}
+	r = libevdev_new_from_fd(d->fd, &d->dev);
+	if (r < 0) {
+		log_debug_errno(r, "%s is not an evdev device: %m", path);
+		device_free(d);
+		return;
+	}
+	name = libevdev_get_name(d->dev);
+	c = input_class_of(d->dev);
+	if (c == INPUT_CLASS_NONE || !(a->m->config.input_classes & (1u << c)) || ignored(a, name)) {
+		log_info("Not watching %s '%s' (%s%s)", node, name, input_class_to_string(c),
+			 c == INPUT_CLASS_NONE ? ": not user input" : ", by configuration");
+		device_free(d);
+		return;
+	}
+	r = sd_event_add_io(a->m->event, &d->src, d->fd, EPOLLIN, on_device, d);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to watch %s: %m, ignoring", path);
+		device_free(d);
+		return;
+	}
+	d->next = a->devices;
+	if (a->devices)
+		a->devices->prev = d;
+	a->devices = d;
+	a->n_devices++;
+	log_info("Watching %s '%s' (%s)", node, name, input_class_to_string(c));
+	bus_emit_changed(a->m->bus, "NInputDevices");
+}
+
+static void activity_scan(struct activity *a)
+{
+	struct dirent *de;
+	DIR *dir = opendir(a->dir);
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir)))
+		device_add(a, de->d_name);
+	closedir(dir);
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct activity *a = userdata;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	(void)s;
+	(void)revents;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+
+			if (e->len > 0) {
+				if (e->mask & (IN_DELETE | IN_MOVED_FROM)) {
+					for (struct input_device *d = a->devices; d; d = d->next)
+						if (strcmp(d->node, e->name) == 0) {
+							device_remove(a, d, "removed");
+							break;
+						}
+				} else {
+					device_add(a, e->name);
+				}
+			}
+			p += sizeof(*e) + e->len;
+		}
+	}
+	return 0;
+}
+
+void activity_resumed(struct activity *a, const char *wake_reason)
+{
+	_cleanup_free_ char *copy = NULL;
+	char *saveptr = NULL, *tok;
+	bool by_input = false;
+
+	if (!a)
+		return;
+	/* Devices may have come and gone while we slept. */
+	activity_scan(a);
+	copy = strdup(a->m->config.input_wake_sources);
+	for (tok = copy ? strtok_r(copy, " \t", &saveptr) : NULL; tok; tok = strtok_r(NULL, " \t", &saveptr))
+		if (strstr(wake_reason, tok))
+			by_input = true;
+	if (by_input) {
+		log_info("Woken by input (%s): staying awake for a full idle period", wake_reason);
+		idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
+		activity_hold(a, a->m->config.idle_timeout);
+	} else if (a->m->config.resume_grace > 0) {
+		activity_hold(a, a->m->config.resume_grace);
+	}
+}
+
+usec_t activity_idle(struct activity *a)
+{
+	return a ? idle_clock_idle(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep) : 0;
+}
+
+unsigned activity_n_devices(struct activity *a)
+{
+	return a ? a->n_devices : 0;
+}
+
+uint64_t activity_writes(struct activity *a)
+{
+	return a ? a->writes : 0;
+}
+
+uint64_t activity_events(struct activity *a)
+{
+	return a ? a->events : 0;
+}
+
+bool activity_kernel_hold(struct activity *a, const char **ret_name, usec_t *ret_since, usec_t *ret_until)
+{
+	if (!a || !a->kernel || now(CLOCK_BOOTTIME) >= a->hold_until)
+		return false;
+	*ret_name = a->lock_name;
+	*ret_since = a->hold_start;
+	*ret_until = a->hold_until;
+	return true;
+}
+
+int activity_new(struct manager *m, struct activity **ret)
+{
+	struct activity *a;
+	int r;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->m = m;
+	a->inotify_fd = -EBADF;
+	a->limiter.interval = USEC_PER_SEC;
+	a->kernel = m->kernel_wakelocks;
+	snprintf(a->lock_name, sizeof(a->lock_name), "%s.activity", m->config.wake_lock_name);
+	/* Until the first event, idle counts from start-up. */
+	idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), 0);
+	r = sysfs_path(SYSFS_DEV_INPUT, &a->dir);
+	if (r < 0)
+		goto fail;
+	a->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (a->inotify_fd < 0) {
+		r = negative_errno();
+		goto fail;
+	}
+	if (inotify_add_watch(a->inotify_fd, a->dir, IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM) < 0) {
+		r = negative_errno();
+		log_notice_errno(r, "Cannot watch %s (%m): user activity is not followed", a->dir);
+		goto fail;
+	}
+	r = sd_event_add_io(m->event, &a->inotify_src, a->inotify_fd, EPOLLIN, on_inotify, a);
+	if (r < 0)
+		goto fail;
+	activity_scan(a);
+	log_info("Following user input in %s: idle timeout %llus, %u device%s", a->dir,
+		 (unsigned long long)(m->config.idle_timeout / USEC_PER_SEC), a->n_devices, a->n_devices == 1 ? "" : "s");
+	*ret = a;
+	return 0;
+fail:
+	activity_free(a);
+	return r;
+}
+
+struct activity *activity_free(struct activity *a)
+{
+	struct input_device *d;
+
+	if (!a)
+		return NULL;
+	while ((d = a->devices)) {
+		a->devices = d->next;
+		device_free(d);
+	}
+	/* A clean stop hands the machine back, as for our other lock. */
+	if (a->kernel && now(CLOCK_BOOTTIME) < a->hold_until)
+		(void)wakelock_unlock(a->lock_name);
+	sd_event_source_disable_unref(a->inotify_src);
+	sd_event_source_disable_unref(a->flush_timer);
+	safe_close(a->inotify_fd);
+	free(a->dir);
+	free(a);
+	return NULL;
+}

@@ -647,23 +647,39 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "Unknown command '%s'; see autosleepctl --help\n", argv[optind]);
 		return EXIT_FAILURE;
 	}
-	/* hold takes its own options after the verb: autosleepctl hold --why=x -- cmd */
-	if (v->run == verb_hold) {
+	/* Options may follow the verb too: "autosleepctl stats --json", "hold --why=x -- cmd". */
+	{
 		int first = optind;
 
 		optind = first + 1;
 		while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
-			if (c == ARG_NAME)
+			switch (c) {
+			case ARG_JSON:
+				arg_json = true;
+				break;
+			case ARG_NAME:
 				arg_name = optarg;
-			else if (c == ARG_WHY)
+				break;
+			case ARG_WHY:
 				arg_why = optarg;
-			else if (c == ARG_TIMEOUT && parse_sec(optarg, &arg_timeout) >= 0)
-				continue;
-			else {
-				fprintf(stderr, "Invalid option for hold; see autosleepctl --help\n");
+				break;
+			case ARG_TIMEOUT:
+				if (parse_sec(optarg, &arg_timeout) < 0) {
+					fprintf(stderr, "Invalid --timeout '%s': expected a time span such as 30s or 5min\n",
+						optarg);
+					return EXIT_FAILURE;
+				}
+				break;
+			default:
+				fprintf(stderr, "Invalid option for %s; see autosleepctl --help\n", argv[first]);
 				return EXIT_FAILURE;
 			}
 		}
+		if (v->run != verb_hold && optind < argc) {
+			fprintf(stderr, "Unexpected argument '%s' for %s\n", argv[optind], argv[first]);
+			return EXIT_FAILURE;
+		}
+		/* Hand the verb the remaining arguments, with its own name first. */
 		argv[optind - 1] = argv[first];
 		optind--;
 	}

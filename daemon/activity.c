@@ -29,6 +29,7 @@ struct input_device {
 	int fd;
 	struct libevdev *dev;
 	sd_event_source *src;
+	bool paused;
 	struct input_device *prev, *next;
 };
 
@@ -42,13 +43,14 @@ struct activity {
 
 	struct refresh_limiter limiter;
 	sd_event_source *flush_timer;
+	sd_event_source *unpause_timer;
 	struct idle_clock idle;
 	char lock_name[80];
 	bool kernel;
 	bool kernel_failed_logged;
 	usec_t hold_start, hold_until; /* kernel-timed hold, CLOCK_BOOTTIME */
 	uint64_t lease;                /* in-process hold */
-	uint64_t writes, events;
+	uint64_t writes, events, overflows;
 };
 
 static void device_free(struct input_device *d)
@@ -166,6 +168,49 @@ static void activity_input(struct activity *a)
 	(void)sd_event_source_set_enabled(a->flush_timer, SD_EVENT_ONESHOT);
 }
 
+static int on_unpause(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct activity *a = userdata;
+
+	(void)s;
+	(void)usec;
+	/* Whatever queued up meanwhile (or a SYN_DROPPED) is read now, as one batch. */
+	for (struct input_device *d = a->devices; d; d = d->next)
+		if (d->paused) {
+			d->paused = false;
+			(void)sd_event_source_set_enabled(d->src, SD_EVENT_ON);
+		}
+	return 0;
+}
+
+/*
+ * Input just refreshed the hold, which lasts far longer than the refresh
+ * interval: stop reading this device until the interval ends, so a flood
+ * costs one wakeup a second rather than one per event. The kernel keeps
+ * queueing, and reports an overflow as SYN_DROPPED, which counts as input.
+ */
+static void device_pause(struct activity *a, struct input_device *d)
+{
+	usec_t due = a->limiter.last_write + a->limiter.interval;
+	int r;
+
+	if (sd_event_source_set_enabled(d->src, SD_EVENT_OFF) < 0)
+		return;
+	d->paused = true;
+	if (!a->unpause_timer) {
+		r = sd_event_add_time(a->m->event, &a->unpause_timer, CLOCK_MONOTONIC, due, 0, on_unpause, a);
+		if (r < 0) {
+			d->paused = false;
+			(void)sd_event_source_set_enabled(d->src, SD_EVENT_ON);
+		}
+		return;
+	}
+	if (sd_event_source_get_enabled(a->unpause_timer, NULL) > 0)
+		return;
+	(void)sd_event_source_set_time(a->unpause_timer, due);
+	(void)sd_event_source_set_enabled(a->unpause_timer, SD_EVENT_ONESHOT);
+}
+
 static int on_device(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct input_device *d = userdata;
@@ -181,6 +226,7 @@ static int on_device(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		if (rc == LIBEVDEV_READ_STATUS_SYNC) {
 			/* SYN_DROPPED: the kernel buffer overflowed, which takes input. Resync. */
 			user = true;
+			a->overflows++;
 			while (rc == LIBEVDEV_READ_STATUS_SYNC)
 				rc = libevdev_next_event(d->dev, LIBEVDEV_READ_FLAG_SYNC, &ev);
 			continue;
@@ -192,14 +238,22 @@ static int on_device(sd_event_source *s, int fd, uint32_t revents, void *userdat
 			user = true;
 		}
 	}
-	if (user)
-		activity_input(a);
 	if (rc != -EAGAIN && rc != LIBEVDEV_READ_STATUS_SUCCESS && rc != LIBEVDEV_READ_STATUS_SYNC) {
+		if (user)
+			activity_input(a);
 		device_remove(a, d, strerror(-rc));
 		return 0;
 	}
-	if (revents & (EPOLLHUP | EPOLLERR))
+	if (revents & (EPOLLHUP | EPOLLERR)) {
+		if (user)
+			activity_input(a);
 		device_remove(a, d, "hangup");
+		return 0;
+	}
+	if (user) {
+		activity_input(a);
+		device_pause(a, d);
+	}
 	return 0;
 }
 
@@ -357,6 +411,11 @@ uint64_t activity_events(struct activity *a)
 	return a ? a->events : 0;
 }
 
+uint64_t activity_overflows(struct activity *a)
+{
+	return a ? a->overflows : 0;
+}
+
 bool activity_kernel_hold(struct activity *a, const char **ret_name, usec_t *ret_since, usec_t *ret_until)
 {
 	if (!a || !a->kernel || now(CLOCK_BOOTTIME) >= a->hold_until)
@@ -423,6 +482,7 @@ struct activity *activity_free(struct activity *a)
 		(void)wakelock_unlock(a->lock_name);
 	sd_event_source_disable_unref(a->inotify_src);
 	sd_event_source_disable_unref(a->flush_timer);
+	sd_event_source_disable_unref(a->unpause_timer);
 	safe_close(a->inotify_fd);
 	free(a->dir);
 	free(a);

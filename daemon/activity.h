@@ -31,6 +31,7 @@ usec_t activity_idle(struct activity *a);
 unsigned activity_n_devices(struct activity *a);
 uint64_t activity_writes(struct activity *a);
 uint64_t activity_events(struct activity *a);
+uint64_t activity_overflows(struct activity *a);
 
 /* The kernel-timed hold, if one is running: its name and span (CLOCK_BOOTTIME). */
 bool activity_kernel_hold(struct activity *a, const char **ret_name, usec_t *ret_since, usec_t *ret_until);

@@ -376,8 +376,9 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 				  "LateCancels", "t", s->results[SUSPEND_LATE_CANCEL], "Failures", "t",
 				  s->results[SUSPEND_FAILURE], "TimeAsleepUSec", "t", (uint64_t)s->total_asleep);
 	if (r >= 0)
-		r = sd_bus_message_append(reply, "{sv}{sv}", "InputEvents", "t", activity_events(mgr->activity),
-					  "ActivityHoldWrites", "t", activity_writes(mgr->activity));
+		r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "InputEvents", "t", activity_events(mgr->activity),
+					  "InputOverflows", "t", activity_overflows(mgr->activity), "ActivityHoldWrites", "t",
+					  activity_writes(mgr->activity));
 	if (r >= 0 && last)
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}", "LastResult", "s",
 					  suspend_result_to_string(last->report.result), "LastAsleepUSec", "t",

@@ -58,6 +58,7 @@ main() {
 	install -d "$root/usr/lib/autosleep-vm"
 	cp -R "$here/guest/." "$root/usr/lib/autosleep-vm/"
 	chmod +x "$root"/usr/lib/autosleep-vm/*.sh
+	install -m 0755 "$build/tests/vm/uinput-tool" "$root/usr/lib/autosleep-vm/"
 	install -m 0644 "$here/guest/autosleep-vmtest.service" "$here/guest/autosleep-vmtest-hold.service" \
 		"$root/etc/systemd/system/"
 	install -d "$root/etc/systemd/system/sysinit.target.wants"

@@ -79,6 +79,10 @@ def main():
     ap.add_argument("--log-dir", default=None)
     ap.add_argument("--release-limit", type=float, default=3.0,
                     help="max seconds from lock release to suspend (1 s + autosleepd's DelaySec)")
+    ap.add_argument("--idle-timeout", type=float, default=10.0,
+                    help="autosleepd's IdleTimeoutSec in the guest, for 'idle-timed' marks")
+    ap.add_argument("--resume-grace", type=float, default=4.0,
+                    help="autosleepd's ResumeGraceSec in the guest, for 'grace-timed' marks")
     ap.add_argument("--stuck-wakeup", type=float, default=40.0,
                     help="wake a guest suspended this long with QMP system_wakeup (safety net)")
     ap.add_argument("--counts", default=None, help="append 'passed failed' to this file")
@@ -225,6 +229,36 @@ def main():
             report(s - t <= args.release_limit,
                    "host: %s: suspended %.2f s after the release (limit %.1f s = 1 s + DelaySec)"
                    % (m.split(" ", 1)[-1], s - t, args.release_limit))
+
+    # "idle-timed L": the last input event; the next suspend comes one idle
+    # timeout later (plus up to the 1 s refresh interval and the loop's slack).
+    # "grace-timed L": after the next suspend and RTC wake, the guest is left
+    # alone and re-suspends after the resume grace.
+    for t, m in marks:
+        if m.startswith("idle-timed "):
+            s = next_after(suspends, t)
+            if s is None:
+                report(False, "host: %s: a suspend followed the last input" % m)
+                continue
+            lat = s - t
+            print("# [%s] host: idle-to-suspend latency %.2f s (IdleTimeoutSec=%.0f)" % (args.label, lat, args.idle_timeout),
+                  flush=True)
+            report(args.idle_timeout - 0.5 <= lat <= args.idle_timeout + 3.0,
+                   "host: suspended %.2f s after the last input (IdleTimeoutSec=%.0f, allowed %.1f-%.1f s)"
+                   % (lat, args.idle_timeout, args.idle_timeout - 0.5, args.idle_timeout + 3.0))
+        if m.startswith("grace-timed "):
+            s1 = next_after(suspends, t)
+            w1 = next_after(wakeups, s1) if s1 is not None else None
+            s2 = next_after(suspends, w1) if w1 is not None else None
+            if s2 is None:
+                report(False, "host: %s: suspend, RTC wake and re-suspend all seen" % m)
+                continue
+            g = s2 - w1
+            print("# [%s] host: RTC wake to next suspend %.2f s (ResumeGraceSec=%.0f)" % (args.label, g, args.resume_grace),
+                  flush=True)
+            report(args.resume_grace - 0.5 <= g <= args.resume_grace + 2.5,
+                   "host: after an RTC wake the guest re-suspended in %.2f s (ResumeGraceSec=%.0f, allowed %.1f-%.1f s)"
+                   % (g, args.resume_grace, args.resume_grace - 0.5, args.resume_grace + 2.5))
 
     starts = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("hold-start ")}
     for t_end, m in marks:

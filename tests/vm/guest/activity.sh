@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# User activity through uinput devices (libevdev's uinput API): typing keeps
+# the guest awake, a device hot-plugged mid-test is followed, autosleepd
+# suspends IdleTimeoutSec after the last input, an RTC wake gets only the
+# ResumeGraceSec, and a 1000 events/s flood costs at most about one
+# wake_lock write a second and little CPU. The host times the suspends.
+set -u
+. /usr/lib/autosleep-vm/lib.sh
+tool=/usr/lib/autosleep-vm/uinput-tool
+
+watched() { journalctl -u autosleepd -o cat | grep -q "Watching event[0-9]* '$1'"; }
+wait_until() {
+	local n=$1 i
+	shift
+	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+stat_json() { autosleepctl stats --json | grep -o "\"$1\":[0-9]*" | cut -d: -f2; }
+# Wait for suspend_stats/success to pass $1, without taking the wake lock.
+wait_success() {
+	local i
+	for i in $(seq 900); do [ "$(stat_ success)" -gt "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+s0=$(stat_ success); f0=$(stat_ fail)
+check "the AT keyboard is watched" \
+	sh -c "journalctl -u autosleepd -o cat | grep -q \"Watching event[0-9]* 'AT Translated Set 2 keyboard' (keyboard)\""
+check "the power button is not" \
+	sh -c "journalctl -u autosleepd -o cat | grep -q \"Not watching event[0-9]* 'Power Button' (none: not user input)\""
+
+# 1. Type on a uinput keyboard for 8 s, then unplug it and move a hot-plugged
+#    pointer for 14 s: no suspend in those 22 s without any lock.
+$tool keyboard "autosleep test keyboard" 2000 8 > /dev/null 2>&1 &
+kbd=$!
+check "a new uinput keyboard is picked up through inotify" wait_until 50 watched "autosleep test keyboard"
+arm_rtc 120
+mark "hold-start typing"
+release
+wait "$kbd"
+$tool pointer "autosleep test mouse" 2000 14 > /dev/null 2>&1 &
+mouse=$!
+check "a pointer hot-plugged mid-test is picked up" wait_until 50 watched "autosleep test mouse"
+check "the unplugged keyboard was dropped" \
+	wait_until 30 sh -c "journalctl -u autosleepd -o cat | grep -q 'Input device event[0-9]* gone'"
+wait "$mouse"
+# Marks first: the host times the idle period from the last event.
+mark "idle-timed pointer"
+mark "grace-timed rtc"
+mark "hold-end typing"
+check "no suspend while typing and moving the pointer for 22 s (success $s0 -> $(stat_ success))" \
+	test "$(stat_ success)" -eq "$s0" -a "$(stat_ fail)" -eq "$f0"
+
+# 2. Idle: suspend IdleTimeoutSec after the last event; then the RTC wakes us
+#    and nothing holds the guest but the resume grace.
+arm_rtc 16
+if wait_success "$s0"; then
+	arm_rtc 12
+	ok "autosleepd suspended after the idle timeout (success $s0 -> $(stat_ success))"
+	if wait_success "$((s0 + 1))"; then
+		hold
+		ok "after the RTC wake it re-suspended with no input (success -> $(stat_ success))"
+	else
+		hold
+		not_ok "after the RTC wake it re-suspended with no input"
+	fi
+else
+	hold
+	not_ok "autosleepd suspended after the idle timeout"
+fi
+
+# 3. A 1000 events/s pointer flood for 10 s, with the machine held awake.
+pid=$(systemctl show -p MainPID --value autosleepd.service)
+hz=$(getconf CLK_TCK)
+w0=$(stat_json ActivityHoldWrites); e0=$(stat_json InputEvents); o0=$(stat_json InputOverflows)
+c0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+t0=$(date +%s%N)
+$tool flood "autosleep flood" 1000 10 2> /tmp/flood.log > /dev/null
+t1=$(date +%s%N)
+sleep 1.5 # let a pending refresh land
+c1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+w1=$(stat_json ActivityHoldWrites); e1=$(stat_json InputEvents); o1=$(stat_json InputOverflows)
+writes=$((w1 - w0)); events=$((e1 - e0)); overflows=$((o1 - o0))
+cpu_ms=$(( (c1 - c0) * 1000 / hz )); wall_ms=$(( (t1 - t0) / 1000000 ))
+echo "# flood: $(cat /tmp/flood.log); autosleepd read $events events (the rest waited in the kernel: $overflows buffer overflows), wrote wake_lock $writes times, used $cpu_ms ms CPU in $wall_ms ms ($(awk -v c=$cpu_ms -v w=$wall_ms 'BEGIN { printf "%.2f", 100 * c / w }')%)"
+# Reading pauses for a second after each refresh, so most events are never read.
+check "flood: autosleepd saw input in every second of it ($events events read, $overflows overflows)" \
+	test "$events" -ge 10
+check "flood: at most about one wake_lock write per second ($writes in $((wall_ms / 1000)) s)" test "$writes" -le 12
+check "flood: daemon CPU under 1% of the flood ($cpu_ms ms of $wall_ms ms)" test $((cpu_ms * 100)) -lt "$wall_ms"

@@ -105,10 +105,7 @@ static int print_locks(sd_bus *bus, bool json)
 		if (json) {
 			bool first = true;
 
-			if (!first_lock)
-				fputc(',', stdout);
-			first_lock = false;
-			fputc('{', stdout);
+			json_object_in_array(stdout, &first_lock);
 			json_kv_string(stdout, &first, "name", name);
 			json_kv_string(stdout, &first, "why", why);
 			json_kv_string(stdout, &first, "owner", owner);
@@ -216,10 +213,7 @@ static void stats_lock(void *u, const char *name, uint64_t count, uint64_t total
 	if (arg_json) {
 		bool first = true;
 
-		if (!o->first_lock)
-			fputc(',', stdout);
-		o->first_lock = false;
-		fputc('{', stdout);
+		json_object_in_array(stdout, &o->first_lock);
 		json_kv_string(stdout, &first, "name", name);
 		json_kv_u64(stdout, &first, "count", count);
 		json_kv_u64(stdout, &first, "total_usec", total);
@@ -258,10 +252,7 @@ static int print_recent(sd_bus_message *m, unsigned max)
 		if (arg_json) {
 			bool first = true;
 
-			if (!first_row)
-				fputc(',', stdout);
-			first_row = false;
-			fputc('{', stdout);
+			json_object_in_array(stdout, &first_row);
 			json_kv_u64(stdout, &first, "attempt", attempt);
 			json_kv_string(stdout, &first, "result", result);
 			json_kv_u64(stdout, &first, "time_usec", when);

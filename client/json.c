@@ -63,3 +63,11 @@ void json_kv_bool(FILE *f, bool *first, const char *key, bool value)
 	json_key(f, first, key);
 	fputs(value ? "true" : "false", f);
 }
+
+void json_object_in_array(FILE *f, bool *first_in_array)
+{
+	if (!*first_in_array)
+		fputc(',', f);
+	*first_in_array = false;
+	fputc('{', f);
+}

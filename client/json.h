@@ -7,6 +7,8 @@
 
 /* Just enough JSON output for autosleepctl --json: one value per call, caller places separators. */
 void json_string(FILE *f, const char *s);
+/* Open the next object of an array: a comma unless it is the first. */
+void json_object_in_array(FILE *f, bool *first_in_array);
 void json_key(FILE *f, bool *first, const char *key);
 void json_kv_string(FILE *f, bool *first, const char *key, const char *value);
 void json_kv_u64(FILE *f, bool *first, const char *key, uint64_t value);

@@ -484,86 +484,27 @@ static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *e
 	return r < 0 ? r : 1;
 }
 
-static int property_get_state(sd_bus *bus, const char *path, const char *interface, const char *property,
-			      sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
+/* A read-only property whose value is one expression of the manager. */
+#define DEFINE_PROPERTY_GET(name, type, expr)                                                                  \
+	static int property_get_##name(sd_bus *bus, const char *path, const char *interface,                   \
+				       const char *property, sd_bus_message *reply, void *userdata,            \
+				       sd_bus_error *error)                                                    \
+	{                                                                                                      \
+		struct manager *mgr = userdata;                                                                \
+                                                                                                               \
+		return sd_bus_message_append(reply, type, expr);                                               \
+	}
 
-	return sd_bus_message_append(reply, "s", suspender_state_to_string(mgr->state));
-}
-
-static int property_get_enabled(sd_bus *bus, const char *path, const char *interface, const char *property,
-				sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "b", mgr->enabled);
-}
-
-static int property_get_suspend_count(sd_bus *bus, const char *path, const char *interface, const char *property,
-				      sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "t", mgr->stats.results[SUSPEND_SUCCESS]);
-}
-
-static int property_get_last_wake_reason(sd_bus *bus, const char *path, const char *interface, const char *property,
-					 sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "s", mgr->last_wake_reason);
-}
-
-static int property_get_n_wake_locks(sd_bus *bus, const char *path, const char *interface, const char *property,
-				     sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "u", mgr->leases.n);
-}
-
-static int property_get_kernel_userspace_autosleep(sd_bus *bus, const char *path, const char *interface,
-						   const char *property, sd_bus_message *reply, void *userdata,
-						   sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "s", kconfig_value_to_string(mgr->kconfig.userspace_autosleep));
-}
-
-static int property_get_kernel_wake_locks(sd_bus *bus, const char *path, const char *interface, const char *property,
-					  sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "b", mgr->kernel_wakelocks);
-}
-
-static int property_get_idle_timeout(sd_bus *bus, const char *path, const char *interface, const char *property,
-				     sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "t", (uint64_t)(mgr->activity ? mgr->config.idle_timeout : 0));
-}
-
-static int property_get_idle(sd_bus *bus, const char *path, const char *interface, const char *property,
-			     sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "t", (uint64_t)activity_idle(mgr->activity));
-}
-
-static int property_get_n_input_devices(sd_bus *bus, const char *path, const char *interface, const char *property,
-					sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-	struct manager *mgr = userdata;
-
-	return sd_bus_message_append(reply, "u", activity_n_devices(mgr->activity));
-}
+DEFINE_PROPERTY_GET(state, "s", suspender_state_to_string(mgr->state))
+DEFINE_PROPERTY_GET(enabled, "b", mgr->enabled)
+DEFINE_PROPERTY_GET(suspend_count, "t", mgr->stats.results[SUSPEND_SUCCESS])
+DEFINE_PROPERTY_GET(last_wake_reason, "s", mgr->last_wake_reason)
+DEFINE_PROPERTY_GET(n_wake_locks, "u", mgr->leases.n)
+DEFINE_PROPERTY_GET(kernel_userspace_autosleep, "s", kconfig_value_to_string(mgr->kconfig.userspace_autosleep))
+DEFINE_PROPERTY_GET(kernel_wake_locks, "b", mgr->kernel_wakelocks)
+DEFINE_PROPERTY_GET(idle_timeout, "t", (uint64_t)(mgr->activity ? mgr->config.idle_timeout : 0))
+DEFINE_PROPERTY_GET(idle, "t", (uint64_t)activity_idle(mgr->activity))
+DEFINE_PROPERTY_GET(n_input_devices, "u", activity_n_devices(mgr->activity))
 
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),

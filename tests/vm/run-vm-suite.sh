@@ -41,9 +41,9 @@ main() {
 	echo "# kernels: $((t1 - t0)) s, image: $((t2 - t1)) s"
 
 	rc=0
-	echo "=== autosleep kernel: wireguard-and-crng ($cycles cycles), lease-blocks-suspend, dbus-and-logind"
+	echo "=== autosleep kernel: wireguard-and-crng ($cycles cycles), lease-blocks-suspend, dbus-and-logind, activity"
 	python3 "$here/vmtest.py" --kernel "$kernel" --image "$image" --expect autosleep --cycles "$cycles" \
-		--scenarios wireguard-and-crng,lease-blocks-suspend,dbus-and-logind --label autosleep --log-dir "$log_dir" \
+		--scenarios wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity --label autosleep --log-dir "$log_dir" \
 		--counts "$counts" --timeout 1200 || rc=1
 	echo "=== control kernel: wireguard-and-crng ($cycles cycles), expecting the opposite"
 	python3 "$here/vmtest.py" --kernel "$control" --image "$image" --expect control --cycles "$cycles" \

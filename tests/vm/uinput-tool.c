@@ -87,13 +87,19 @@ int main(int argc, char *argv[])
 		libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
 		n++;
 		add_ns(&next, every_ns);
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (next.tv_sec > end.tv_sec || (next.tv_sec == end.tv_sec && next.tv_nsec > end.tv_nsec))
+			break;
+		/* Behind schedule (a slow emulated CPU): send at once, but never past the end. */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
 			break;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
 	}
-	fprintf(stderr, "%ld events sent\n", n);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "%ld events sent in %.1f s (%.0f/s)\n", n,
+		seconds - ((double)(end.tv_sec - now.tv_sec) + (double)(end.tv_nsec - now.tv_nsec) / 1e9),
+		n / (seconds - ((double)(end.tv_sec - now.tv_sec) + (double)(end.tv_nsec - now.tv_nsec) / 1e9)));
 	libevdev_uinput_destroy(ui);
 	libevdev_free(dev);
 	return 0;

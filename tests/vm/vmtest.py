@@ -154,7 +154,7 @@ def main():
                         print(text[6:], flush=True)
                     elif args.live and text.startswith("@"):
                         pass
-                    elif args.live or text.startswith("# cycle"):
+                    elif args.live or text.startswith("# "):
                         print("# [%s] %s" % (args.label, text), flush=True)
                     if text == "@done":
                         done = True
@@ -231,7 +231,8 @@ def main():
                    % (m.split(" ", 1)[-1], s - t, args.release_limit))
 
     # "idle-timed L": the last input event; the next suspend comes one idle
-    # timeout later (plus up to the 1 s refresh interval and the loop's slack).
+    # timeout later, plus the 1 s refresh interval and the guest's suspend
+    # entry under TCG (seen: 2.8-3.0 s in all).
     # "grace-timed L": after the next suspend and RTC wake, the guest is left
     # alone and re-suspends after the resume grace.
     for t, m in marks:
@@ -243,9 +244,9 @@ def main():
             lat = s - t
             print("# [%s] host: idle-to-suspend latency %.2f s (IdleTimeoutSec=%.0f)" % (args.label, lat, args.idle_timeout),
                   flush=True)
-            report(args.idle_timeout - 0.5 <= lat <= args.idle_timeout + 3.0,
+            report(args.idle_timeout - 0.5 <= lat <= args.idle_timeout + 5.0,
                    "host: suspended %.2f s after the last input (IdleTimeoutSec=%.0f, allowed %.1f-%.1f s)"
-                   % (lat, args.idle_timeout, args.idle_timeout - 0.5, args.idle_timeout + 3.0))
+                   % (lat, args.idle_timeout, args.idle_timeout - 0.5, args.idle_timeout + 5.0))
         if m.startswith("grace-timed "):
             s1 = next_after(suspends, t)
             w1 = next_after(wakeups, s1) if s1 is not None else None

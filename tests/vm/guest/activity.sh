@@ -85,8 +85,10 @@ w1=$(stat_json ActivityHoldWrites); e1=$(stat_json InputEvents); o1=$(stat_json 
 writes=$((w1 - w0)); events=$((e1 - e0)); overflows=$((o1 - o0))
 cpu_ms=$(( (c1 - c0) * 1000 / hz )); wall_ms=$(( (t1 - t0) / 1000000 ))
 echo "# flood: $(cat /tmp/flood.log); autosleepd read $events events (the rest waited in the kernel: $overflows buffer overflows), wrote wake_lock $writes times, used $cpu_ms ms CPU in $wall_ms ms ($(awk -v c=$cpu_ms -v w=$wall_ms 'BEGIN { printf "%.2f", 100 * c / w }')%)"
-# Reading pauses for a second after each refresh, so most events are never read.
-check "flood: autosleepd saw input in every second of it ($events events read, $overflows overflows)" \
-	test "$events" -ge 10
-check "flood: at most about one wake_lock write per second ($writes in $((wall_ms / 1000)) s)" test "$writes" -le 12
+# Reading pauses for a second after each refresh, so most events wait in the
+# kernel and come back as one overflow (SYN_DROPPED) a second.
+secs=$(( (wall_ms + 999) / 1000 ))
+check "flood: autosleepd saw input about every second ($events reads + $overflows overflows in $secs s)" \
+	test $((events + overflows)) -ge $((secs / 2))
+check "flood: at most about one wake_lock write per second ($writes in $secs s)" test "$writes" -le $((secs + 2))
 check "flood: daemon CPU under 1% of the flood ($cpu_ms ms of $wall_ms ms)" test $((cpu_ms * 100)) -lt "$wall_ms"

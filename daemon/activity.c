@@ -51,6 +51,7 @@ struct activity {
 	usec_t hold_start, hold_until; /* kernel-timed hold, CLOCK_BOOTTIME */
 	uint64_t lease;                /* in-process hold */
 	uint64_t writes, events, overflows;
+	bool seen_input;
 };
 
 static void device_free(struct input_device *d)
@@ -145,11 +146,17 @@ static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static void activity_input(struct activity *a)
+static void activity_input(struct activity *a, struct input_device *d)
 {
 	usec_t t = now(CLOCK_MONOTONIC);
 	int r;
 
+	/* Once per busy spell, so "why is it not sleeping?" has an answer in the journal. */
+	if (!a->seen_input ||
+	    idle_clock_idle(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep) >= a->m->config.idle_timeout)
+		log_info("User input on %s '%s': staying awake until %llus after the last event", d->node,
+			 libevdev_get_name(d->dev), (unsigned long long)(a->m->config.idle_timeout / USEC_PER_SEC));
+	a->seen_input = true;
 	idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
 	if (refresh_limiter_event(&a->limiter, t)) {
 		activity_hold(a, a->m->config.idle_timeout);
@@ -240,18 +247,18 @@ static int on_device(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	}
 	if (rc != -EAGAIN && rc != LIBEVDEV_READ_STATUS_SUCCESS && rc != LIBEVDEV_READ_STATUS_SYNC) {
 		if (user)
-			activity_input(a);
+			activity_input(a, d);
 		device_remove(a, d, strerror(-rc));
 		return 0;
 	}
 	if (revents & (EPOLLHUP | EPOLLERR)) {
 		if (user)
-			activity_input(a);
+			activity_input(a, d);
 		device_remove(a, d, "hangup");
 		return 0;
 	}
 	if (user) {
-		activity_input(a);
+		activity_input(a, d);
 		device_pause(a, d);
 	}
 	return 0;

@@ -9,7 +9,8 @@
 set -u
 . /usr/lib/autosleep-vm/lib.sh
 
-held_by_autosleepd() { grep -qw autosleepd /sys/power/wake_lock; }
+# Exactly our lease's lock: autosleepd.activity (input, resume grace) is another.
+held_by_autosleepd() { tr ' ' '\n' < /sys/power/wake_lock | grep -qx autosleepd; }
 wait_until() { # wait_until TENTHS CMD...
 	local n=$1 i
 	shift
@@ -41,7 +42,7 @@ wait "$hold"
 rc=$?
 check "autosleepctl hold returned its command's status (143 for SIGTERM, got $rc)" [ "$rc" -eq 143 ]
 check "autosleepd suspended once the held command ended" wait_cycle "$s0" "$f0"
-check "the kernel lock went with the last lease" sh -c '! grep -qw autosleepd /sys/power/wake_lock'
+check "the kernel lock went with the last lease" eval '! held_by_autosleepd'
 
 # 2. A logind block inhibitor from the stock tool keeps it awake too.
 s0=$(stat_ success); f0=$(stat_ fail)

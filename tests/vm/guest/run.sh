@@ -21,8 +21,8 @@ for s in ${scenarios//,/ }; do
 		echo "not ok - unknown scenario '$s'"
 	fi
 done
-echo "# autosleepd journal (last 40 lines):"
-journalctl -u autosleepd -o cat --no-pager | tail -n 40 | sed 's/^/#   /'
+echo "# autosleepd journal (last 80 lines):"
+journalctl -u autosleepd -o cat --no-pager | tail -n 80 | sed 's/^/#   /'
 echo "@done"
 sync
 systemctl poweroff --no-block

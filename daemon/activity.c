@@ -277,7 +277,8 @@ static bool ignored(struct activity *a, const char *name)
 	return false;
 }
 
-static void device_add(struct activity *a, const char *node)
+/* quiet: a rescan after resume, which meets the same ignored devices every time. */
+static void device_add(struct activity *a, const char *node, bool quiet)
 {
 	_cleanup_free_ char *path = NULL;
 	struct input_device *d;
@@ -314,7 +315,7 @@ static void device_add(struct activity *a, const char *node)
 	name = libevdev_get_name(d->dev);
 	c = input_class_of(d->dev);
 	if (c == INPUT_CLASS_NONE || !(a->m->config.input_classes & (1u << c)) || ignored(a, name)) {
-		log_info("Not watching %s '%s' (%s%s)", node, name, input_class_to_string(c),
+		log_full(quiet ? LOG_DEBUG : LOG_INFO, "Not watching %s '%s' (%s%s)", node, name, input_class_to_string(c),
 			 c == INPUT_CLASS_NONE ? ": not user input" : ", by configuration");
 		device_free(d);
 		return;
@@ -334,7 +335,7 @@ static void device_add(struct activity *a, const char *node)
 	bus_emit_changed(a->m->bus, "NInputDevices");
 }
 
-static void activity_scan(struct activity *a)
+static void activity_scan(struct activity *a, bool quiet)
 {
 	struct dirent *de;
 	DIR *dir = opendir(a->dir);
@@ -342,7 +343,7 @@ static void activity_scan(struct activity *a)
 	if (!dir)
 		return;
 	while ((de = readdir(dir)))
-		device_add(a, de->d_name);
+		device_add(a, de->d_name, quiet);
 	closedir(dir);
 }
 
@@ -366,7 +367,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 							break;
 						}
 				} else {
-					device_add(a, e->name);
+					device_add(a, e->name, false);
 				}
 			}
 			p += sizeof(*e) + e->len;
@@ -384,7 +385,7 @@ void activity_resumed(struct activity *a, const char *wake_reason)
 	if (!a)
 		return;
 	/* Devices may have come and gone while we slept. */
-	activity_scan(a);
+	activity_scan(a, true);
 	copy = strdup(a->m->config.input_wake_sources);
 	for (tok = copy ? strtok_r(copy, " \t", &saveptr) : NULL; tok; tok = strtok_r(NULL, " \t", &saveptr))
 		if (strstr(wake_reason, tok))
@@ -464,7 +465,7 @@ int activity_new(struct manager *m, struct activity **ret)
 	r = sd_event_add_io(m->event, &a->inotify_src, a->inotify_fd, EPOLLIN, on_inotify, a);
 	if (r < 0)
 		goto fail;
-	activity_scan(a);
+	activity_scan(a, false);
 	log_info("Following user input in %s: idle timeout %llus, %u device%s", a->dir,
 		 (unsigned long long)(m->config.idle_timeout / USEC_PER_SEC), a->n_devices, a->n_devices == 1 ? "" : "s");
 	*ret = a;

@@ -65,6 +65,10 @@ main() {
 	ln -sf /etc/systemd/system/autosleep-vmtest-hold.service "$root/etc/systemd/system/sysinit.target.wants/"
 	ln -sf /etc/systemd/system/autosleep-vmtest.service "$root/etc/systemd/system/multi-user.target.wants/"
 	ln -sf /lib/systemd/system/autosleepd.service "$root/etc/systemd/system/multi-user.target.wants/"
+	# Debug logging in the guest, so a failing scenario's journal dump says why.
+	install -d "$root/etc/systemd/system/autosleepd.service.d"
+	printf '[Service]\nExecStart=\nExecStart=/usr/sbin/autosleepd --log-level=debug\n' \
+		> "$root/etc/systemd/system/autosleepd.service.d/vmtest-debug.conf"
 	install -d "$root/etc/autosleep/autosleep.conf.d"
 	cp "$here/guest/50-vmtest.conf" "$root/etc/autosleep/autosleep.conf.d/"
 

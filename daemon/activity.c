@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ struct input_device {
 	char *node;
 	int fd;
 	struct libevdev *dev;
-	sd_event_source *src;
+	bool watched; /* registered in the activity epoll */
 	bool paused;
 	struct input_device *prev, *next;
 };
@@ -38,6 +39,14 @@ struct activity {
 	char *dir;
 	int inotify_fd;
 	sd_event_source *inotify_src;
+	/*
+	 * Input fds live in an epoll of our own, registered with EPOLLWAKEUP:
+	 * from the moment an event is queued until we collect it, the kernel
+	 * holds a wakeup source, so a keystroke during suspend entry aborts the
+	 * suspend instead of being lost (sd-event cannot pass EPOLLWAKEUP).
+	 */
+	int epoll_fd;
+	sd_event_source *epoll_src;
 	struct input_device *devices;
 	unsigned n_devices;
 
@@ -54,11 +63,22 @@ struct activity {
 	bool seen_input;
 };
 
+static int device_watch(struct input_device *d, bool on)
+{
+	struct epoll_event ev = { .events = on ? EPOLLIN | EPOLLWAKEUP : 0, .data.ptr = d };
+
+	if (epoll_ctl(d->a->epoll_fd, d->watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, d->fd, &ev) < 0)
+		return negative_errno();
+	d->watched = true;
+	return 0;
+}
+
 static void device_free(struct input_device *d)
 {
 	if (!d)
 		return;
-	sd_event_source_disable_unref(d->src);
+	if (d->watched)
+		(void)epoll_ctl(d->a->epoll_fd, EPOLL_CTL_DEL, d->fd, NULL);
 	libevdev_free(d->dev);
 	safe_close(d->fd);
 	free(d->node);
@@ -98,6 +118,7 @@ static void activity_hold(struct activity *a, usec_t timeout)
 	usec_t t = now(CLOCK_BOOTTIME);
 	int r;
 
+	log_debug("Holding '%s' for %llums", a->lock_name, (unsigned long long)(timeout / USEC_PER_MSEC));
 	if (a->kernel) {
 		r = wakelock_lock(a->lock_name, timeout);
 		a->writes++;
@@ -185,7 +206,7 @@ static int on_unpause(sd_event_source *s, uint64_t usec, void *userdata)
 	for (struct input_device *d = a->devices; d; d = d->next)
 		if (d->paused) {
 			d->paused = false;
-			(void)sd_event_source_set_enabled(d->src, SD_EVENT_ON);
+			(void)device_watch(d, true);
 		}
 	return 0;
 }
@@ -201,14 +222,14 @@ static void device_pause(struct activity *a, struct input_device *d)
 	usec_t due = a->limiter.last_write + a->limiter.interval;
 	int r;
 
-	if (sd_event_source_set_enabled(d->src, SD_EVENT_OFF) < 0)
+	if (device_watch(d, false) < 0)
 		return;
 	d->paused = true;
 	if (!a->unpause_timer) {
 		r = sd_event_add_time(a->m->event, &a->unpause_timer, CLOCK_MONOTONIC, due, 0, on_unpause, a);
 		if (r < 0) {
 			d->paused = false;
-			(void)sd_event_source_set_enabled(d->src, SD_EVENT_ON);
+			(void)device_watch(d, true);
 		}
 		return;
 	}
@@ -218,16 +239,13 @@ static void device_pause(struct activity *a, struct input_device *d)
 	(void)sd_event_source_set_enabled(a->unpause_timer, SD_EVENT_ONESHOT);
 }
 
-static int on_device(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static void on_device(struct input_device *d, uint32_t revents)
 {
-	struct input_device *d = userdata;
 	struct activity *a = d->a;
 	struct input_event ev;
 	bool user = false;
 	int rc = -EAGAIN;
 
-	(void)s;
-	(void)fd;
 	for (int i = 0; i < READ_BATCH; i++) {
 		rc = libevdev_next_event(d->dev, LIBEVDEV_READ_FLAG_NORMAL, &ev);
 		if (rc == LIBEVDEV_READ_STATUS_SYNC) {
@@ -249,18 +267,32 @@ static int on_device(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		if (user)
 			activity_input(a, d);
 		device_remove(a, d, strerror(-rc));
-		return 0;
+		return;
 	}
 	if (revents & (EPOLLHUP | EPOLLERR)) {
 		if (user)
 			activity_input(a, d);
 		device_remove(a, d, "hangup");
-		return 0;
+		return;
 	}
 	if (user) {
 		activity_input(a, d);
 		device_pause(a, d);
 	}
+}
+
+static int on_epoll(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct epoll_event evs[16];
+	int n;
+
+	(void)s;
+	(void)revents;
+	(void)userdata;
+	/* This epoll_wait() also lets the kernel drop the wakeup sources of what it returns. */
+	n = epoll_wait(fd, evs, ELEMENTSOF(evs), 0);
+	for (int i = 0; i < n; i++)
+		on_device(evs[i].data.ptr, evs[i].events);
 	return 0;
 }
 
@@ -320,7 +352,7 @@ static void device_add(struct activity *a, const char *node, bool quiet)
 		device_free(d);
 		return;
 	}
-	r = sd_event_add_io(a->m->event, &d->src, d->fd, EPOLLIN, on_device, d);
+	r = device_watch(d, true);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to watch %s: %m, ignoring", path);
 		device_free(d);
@@ -444,6 +476,14 @@ int activity_new(struct manager *m, struct activity **ret)
 		return -ENOMEM;
 	a->m = m;
 	a->inotify_fd = -EBADF;
+	a->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->epoll_fd < 0) {
+		r = negative_errno();
+		goto fail;
+	}
+	r = sd_event_add_io(m->event, &a->epoll_src, a->epoll_fd, EPOLLIN, on_epoll, a);
+	if (r < 0)
+		goto fail;
 	a->limiter.interval = USEC_PER_SEC;
 	a->kernel = m->kernel_wakelocks;
 	snprintf(a->lock_name, sizeof(a->lock_name), "%s.activity", m->config.wake_lock_name);
@@ -489,6 +529,8 @@ struct activity *activity_free(struct activity *a)
 	if (a->kernel && now(CLOCK_BOOTTIME) < a->hold_until)
 		(void)wakelock_unlock(a->lock_name);
 	sd_event_source_disable_unref(a->inotify_src);
+	sd_event_source_disable_unref(a->epoll_src);
+	safe_close(a->epoll_fd);
 	sd_event_source_disable_unref(a->flush_timer);
 	sd_event_source_disable_unref(a->unpause_timer);
 	safe_close(a->inotify_fd);

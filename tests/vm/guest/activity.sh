@@ -36,6 +36,9 @@ check "the power button is not" \
 $tool keyboard "autosleep test keyboard" 2000 8 > /dev/null 2>&1 &
 kbd=$!
 check "a new uinput keyboard is picked up through inotify" wait_until 50 watched "autosleep test keyboard"
+# Let go only once typing has begun: a tool frozen before its first key typed nothing.
+check "its first key press is seen" wait_until 50 sh -c \
+	"journalctl -u autosleepd -o cat | grep -q \"User input on event[0-9]* 'autosleep test keyboard'\""
 arm_rtc 120
 mark "hold-start typing"
 release

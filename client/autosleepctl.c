@@ -586,28 +586,38 @@ static const struct verb {
 	{ "monitor", verb_monitor },
 };
 
-int main(int argc, char *argv[])
-{
-	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NAME, ARG_WHY, ARG_TIMEOUT };
-	static const struct option options[] = {
-		{ "help", no_argument, NULL, 'h' },	  { "version", no_argument, NULL, ARG_VERSION },
-		{ "json", no_argument, NULL, ARG_JSON },  { "name", required_argument, NULL, ARG_NAME },
-		{ "why", required_argument, NULL, ARG_WHY }, { "timeout", required_argument, NULL, ARG_TIMEOUT },
-		{}
-	};
-	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-	const struct verb *v = NULL;
-	int c, r;
+enum {
+	ARG_VERSION = 0x100,
+	ARG_JSON,
+	ARG_NAME,
+	ARG_WHY,
+	ARG_TIMEOUT,
+};
 
-	/* "+" stops at the first non-option, so "hold -- cmd -x" keeps cmd's options. */
+static const struct option options[] = {
+	{ "help", no_argument, NULL, 'h' },	  { "version", no_argument, NULL, ARG_VERSION },
+	{ "json", no_argument, NULL, ARG_JSON },  { "name", required_argument, NULL, ARG_NAME },
+	{ "why", required_argument, NULL, ARG_WHY }, { "timeout", required_argument, NULL, ARG_TIMEOUT },
+	{}
+};
+
+/*
+ * Parse options from optind up to the first non-option ("+": so that in
+ * "hold -- cmd -x" the command keeps its own options). Returns 1 to go on,
+ * 0 to exit successfully (--help, --version), -EINVAL on bad input.
+ */
+static int parse_options(int argc, char *argv[])
+{
+	int c;
+
 	while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'h':
 			help();
-			return EXIT_SUCCESS;
+			return 0;
 		case ARG_VERSION:
 			printf("autosleepctl %s\n", PACKAGE_VERSION);
-			return EXIT_SUCCESS;
+			return 0;
 		case ARG_JSON:
 			arg_json = true;
 			break;
@@ -620,13 +630,25 @@ int main(int argc, char *argv[])
 		case ARG_TIMEOUT:
 			if (parse_sec(optarg, &arg_timeout) < 0) {
 				fprintf(stderr, "Invalid --timeout '%s': expected a time span such as 30s or 5min\n", optarg);
-				return EXIT_FAILURE;
+				return -EINVAL;
 			}
 			break;
 		default:
-			return EXIT_FAILURE;
+			return -EINVAL;
 		}
 	}
+	return 1;
+}
+
+int main(int argc, char *argv[])
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	const struct verb *v = NULL;
+	int first, r;
+
+	r = parse_options(argc, argv);
+	if (r <= 0)
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	if (optind >= argc) {
 		fprintf(stderr, "No command given; see autosleepctl --help\n");
 		return EXIT_FAILURE;
@@ -639,41 +661,19 @@ int main(int argc, char *argv[])
 		return EXIT_FAILURE;
 	}
 	/* Options may follow the verb too: "autosleepctl stats --json", "hold --why=x -- cmd". */
-	{
-		int first = optind;
-
-		optind = first + 1;
-		while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
-			switch (c) {
-			case ARG_JSON:
-				arg_json = true;
-				break;
-			case ARG_NAME:
-				arg_name = optarg;
-				break;
-			case ARG_WHY:
-				arg_why = optarg;
-				break;
-			case ARG_TIMEOUT:
-				if (parse_sec(optarg, &arg_timeout) < 0) {
-					fprintf(stderr, "Invalid --timeout '%s': expected a time span such as 30s or 5min\n",
-						optarg);
-					return EXIT_FAILURE;
-				}
-				break;
-			default:
-				fprintf(stderr, "Invalid option for %s; see autosleepctl --help\n", argv[first]);
-				return EXIT_FAILURE;
-			}
-		}
-		if (v->run != verb_hold && optind < argc) {
-			fprintf(stderr, "Unexpected argument '%s' for %s\n", argv[optind], argv[first]);
-			return EXIT_FAILURE;
-		}
-		/* Hand the verb the remaining arguments, with its own name first. */
-		argv[optind - 1] = argv[first];
-		optind--;
+	first = optind;
+	optind = first + 1;
+	r = parse_options(argc, argv);
+	if (r <= 0)
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (v->run != verb_hold && optind < argc) {
+		fprintf(stderr, "Unexpected argument '%s' for %s\n", argv[optind], argv[first]);
+		return EXIT_FAILURE;
 	}
+	/* Hand the verb the remaining arguments, with its own name first. */
+	argv[optind - 1] = argv[first];
+	optind--;
+
 	r = sd_bus_open_system(&bus);
 	if (r < 0) {
 		fprintf(stderr, "Failed to connect to the system bus: %s\n", strerror(-r));

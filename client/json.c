@@ -52,12 +52,6 @@ void json_kv_u64(FILE *f, bool *first, const char *key, uint64_t value)
 	fprintf(f, "%" PRIu64, value);
 }
 
-void json_kv_i64(FILE *f, bool *first, const char *key, int64_t value)
-{
-	json_key(f, first, key);
-	fprintf(f, "%" PRId64, value);
-}
-
 void json_kv_bool(FILE *f, bool *first, const char *key, bool value)
 {
 	json_key(f, first, key);

@@ -12,5 +12,4 @@ void json_object_in_array(FILE *f, bool *first_in_array);
 void json_key(FILE *f, bool *first, const char *key);
 void json_kv_string(FILE *f, bool *first, const char *key, const char *value);
 void json_kv_u64(FILE *f, bool *first, const char *key, uint64_t value);
-void json_kv_i64(FILE *f, bool *first, const char *key, int64_t value);
 void json_kv_bool(FILE *f, bool *first, const char *key, bool value);

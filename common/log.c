@@ -19,11 +19,6 @@ void log_set_max_level(int level)
 	max_level = level;
 }
 
-int log_get_max_level(void)
-{
-	return max_level;
-}
-
 void log_set_ident(const char *s)
 {
 	ident = s;

@@ -12,7 +12,6 @@
  * keeps the level.
  */
 void log_set_max_level(int level);
-int log_get_max_level(void);
 void log_set_ident(const char *ident);
 
 /* Returns error (negative errno) so callers can "return log_error_errno(r, ...)". */

@@ -124,19 +124,10 @@ static int on_track(sd_bus_track *t, void *userdata)
 
 static int validate_name(const char *name, sd_bus_error *error)
 {
-	size_t n = strlen(name);
+	char problem[160];
 
-	if (n == 0)
-		return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Wake lock name is empty");
-	if (n > 64)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-					 "Wake lock name is %zu bytes long, at most 64 are allowed", n);
-	for (const char *p = name; *p; p++)
-		if (*p <= ' ' || *p > '~')
-			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-						 "Wake lock name contains byte 0x%02x at offset %zu; only printable "
-						 "ASCII without whitespace is allowed",
-						 (unsigned char)*p, (size_t)(p - name));
+	if (wake_lock_name_check(name, problem, sizeof(problem)) < 0)
+		return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, problem);
 	return 0;
 }
 

@@ -48,15 +48,36 @@ void config_done(struct config *c)
 	*c = (struct config){};
 }
 
-bool wake_lock_name_is_valid(const char *name)
+int wake_lock_name_check(const char *name, char *ret_problem, size_t size)
 {
-	size_t n = 0;
+	size_t n = strlen(name);
 
 	/* The kernel splits wake_lock writes at whitespace; 64 keeps names readable. */
-	for (const char *p = name; *p; p++, n++)
-		if (*p <= ' ' || *p > '~')
-			return false;
-	return n >= 1 && n <= 64;
+	if (n == 0) {
+		snprintf(ret_problem, size, "Wake lock name is empty");
+		return -EINVAL;
+	}
+	if (n > WAKE_LOCK_NAME_MAX) {
+		snprintf(ret_problem, size, "Wake lock name is %zu bytes long, at most %d are allowed", n,
+			 WAKE_LOCK_NAME_MAX);
+		return -EINVAL;
+	}
+	for (const char *p = name; *p; p++)
+		if (*p <= ' ' || *p > '~') {
+			snprintf(ret_problem, size,
+				 "Wake lock name contains byte 0x%02x at offset %zu; only printable ASCII without "
+				 "whitespace is allowed",
+				 (unsigned char)*p, (size_t)(p - name));
+			return -EINVAL;
+		}
+	return 0;
+}
+
+bool wake_lock_name_is_valid(const char *name)
+{
+	char problem[160];
+
+	return wake_lock_name_check(name, problem, sizeof(problem)) >= 0;
 }
 
 static char *strip(char *s)
@@ -335,9 +356,9 @@ int config_verify(const struct config *c)
 	if (!c->state || !c->wake_lock_name || !c->ignore_devices || !c->input_wake_sources)
 		return -ENOMEM;
 	/* The activity lock is "<WakeLockName>.activity" and must stay a valid name too. */
-	if (strlen(c->wake_lock_name) > 64 - strlen(".activity"))
+	if (strlen(c->wake_lock_name) > WAKE_LOCK_NAME_MAX - strlen(".activity"))
 		return log_error_errno(-EINVAL, "[Suspend] WakeLockName=%s is too long to add '.activity' (at most %zu characters)",
-				       c->wake_lock_name, 64 - strlen(".activity"));
+				       c->wake_lock_name, WAKE_LOCK_NAME_MAX - strlen(".activity"));
 	if (c->backoff_max == 0)
 		return log_error_errno(-EINVAL, "[Backoff] MaxDelaySec must be greater than 0");
 	if (c->backoff_base > c->backoff_max)

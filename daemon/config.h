@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "time-util.h"
 
@@ -50,4 +51,8 @@ int config_load(struct config *c, const char *path, bool must_exist, const char 
 /* Checks that need more than one key; logs what is wrong. */
 int config_verify(const struct config *c);
 
+/* The one rule for wake lock names, from the config file and from D-Bus alike. */
+#define WAKE_LOCK_NAME_MAX 64
+/* 0 if valid; else -EINVAL and a sentence saying what is wrong in ret_problem. */
+int wake_lock_name_check(const char *name, char *ret_problem, size_t size);
 bool wake_lock_name_is_valid(const char *name);

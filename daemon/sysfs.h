@@ -16,8 +16,6 @@
 #define SYSFS_POWER_WAKE_LOCK "sys/power/wake_lock"
 #define SYSFS_POWER_WAKE_UNLOCK "sys/power/wake_unlock"
 #define SYSFS_POWER_WAKEUP_IRQ "sys/power/pm_wakeup_irq"
-#define SYSFS_SUSPEND_STATS_SUCCESS "sys/power/suspend_stats/success"
-#define SYSFS_SUSPEND_STATS_FAIL "sys/power/suspend_stats/fail"
 #define SYSFS_SUSPEND_STATS_LAST_FAILED_DEV "sys/power/suspend_stats/last_failed_dev"
 #define SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO "sys/power/suspend_stats/last_failed_errno"
 #define SYSFS_SUSPEND_STATS_LAST_FAILED_STEP "sys/power/suspend_stats/last_failed_step"

@@ -93,26 +93,6 @@ void fixture_write(const char *dir, const char *rel, const char *content)
 	free(p);
 }
 
-void fixture_remove(const char *dir, const char *rel)
-{
-	char *p = join(dir, rel);
-
-	if (unlink(p) < 0 && errno != ENOENT)
-		die(p);
-	free(p);
-}
-
-void fixture_mkfifo(const char *dir, const char *rel)
-{
-	char *p = join(dir, rel);
-
-	if (unlink(p) < 0 && errno != ENOENT)
-		die(p);
-	if (mkfifo(p, 0600) < 0)
-		die(p);
-	free(p);
-}
-
 static int saved_stderr = -1;
 static FILE *capture;
 

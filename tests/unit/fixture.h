@@ -12,8 +12,6 @@ void fixture_free(char *dir);
 /* Read or replace a file below a fixture; rel is relative to its root. */
 char *fixture_read(const char *dir, const char *rel);
 void fixture_write(const char *dir, const char *rel, const char *content);
-void fixture_remove(const char *dir, const char *rel);
-void fixture_mkfifo(const char *dir, const char *rel);
 
 /* Capture what the code under test logs to stderr; end returns it (caller frees). */
 void stderr_capture_begin(void);

@@ -354,8 +354,13 @@ static int64_t attempt(struct suspender *s)
 		log_debug("Writing %s to state", s->state);
 		r = sysfs_write(SYSFS_POWER_STATE, s->state);
 	}
-	b1 = s->now(CLOCK_BOOTTIME);
+	/*
+	 * Read the clocks nested (boot, mono ... mono, boot) so the boottime span
+	 * covers the monotonic one: time asleep may come out a few microseconds
+	 * high from the reads themselves, never low.
+	 */
 	m1 = s->now(CLOCK_MONOTONIC);
+	b1 = s->now(CLOCK_BOOTTIME);
 	rep.duration = b1 - b0;
 	/* CLOCK_BOOTTIME runs during suspend, CLOCK_MONOTONIC does not. */
 	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;

@@ -396,7 +396,8 @@ static void test_short_suspend_backoff(void **state)
 		wait_result(x, &rep, 2000);
 	while (rep.short_suspend);
 	assert_int_equal(rep.result, SUSPEND_SUCCESS);
-	assert_true(rep.asleep >= 5 * USEC_PER_SEC && rep.asleep < 6 * USEC_PER_SEC);
+	if (!(rep.asleep >= 5 * USEC_PER_SEC && rep.asleep < 6 * USEC_PER_SEC))
+		fail_msg("time asleep %llu us, want 5-6 s", (unsigned long long)rep.asleep);
 	assert_int_equal(rep.bad_streak, 0);
 	assert_int_equal(rep.next_delay, 10 * MS);
 }

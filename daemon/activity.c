@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "activity.h"
-#include "bus.h"
 #include "idle.h"
 #include "input-class.h"
 #include "log.h"
@@ -96,7 +95,7 @@ static void device_remove(struct activity *a, struct input_device *d, const char
 		d->next->prev = d->prev;
 	a->n_devices--;
 	device_free(d);
-	bus_emit_changed(a->m->bus, "NInputDevices");
+	manager_changed(a->m, "NInputDevices");
 }
 
 void activity_sync_stats(struct activity *a)
@@ -126,7 +125,7 @@ static void activity_hold(struct activity *a, usec_t timeout)
 			activity_sync_stats(a);
 			if (t >= a->hold_until)
 				a->hold_start = t;
-			a->hold_until = MAX(a->hold_until, t + timeout);
+			a->hold_until = MAX(a->hold_until, usec_add(t, timeout));
 			return;
 		}
 		if (!a->kernel_failed_logged)
@@ -137,17 +136,13 @@ static void activity_hold(struct activity *a, usec_t timeout)
 	if (a->lease && leases_find(&a->m->leases, a->lease)) {
 		struct lease *x = leases_find(&a->m->leases, a->lease);
 
-		if (x->deadline < t + timeout) {
-			leases_set_deadline(&a->m->leases, a->lease, t + timeout);
-			manager_rearm(a->m);
-		}
+		if (x->deadline < usec_add(t, timeout))
+			(void)leases_set_deadline(&a->m->leases, a->lease, usec_add(t, timeout));
 		return;
 	}
-	r = manager_acquire(a->m, a->lock_name, "autosleepd", "user input", 0, getpid(), timeout, &a->lease);
+	r = manager_hold(a->m, a->lock_name, "user input", timeout, &a->lease);
 	if (r < 0)
 		log_error_errno(r, "Failed to hold for user input: %m");
-	else
-		bus_lease_acquired(a->m->bus, leases_find(&a->m->leases, a->lease));
 }
 
 static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
@@ -364,7 +359,7 @@ static void device_add(struct activity *a, const char *node, bool quiet)
 	a->devices = d;
 	a->n_devices++;
 	log_info("Watching %s '%s' (%s)", node, name, input_class_to_string(c));
-	bus_emit_changed(a->m->bus, "NInputDevices");
+	manager_changed(a->m, "NInputDevices");
 }
 
 static void activity_scan(struct activity *a, bool quiet)
@@ -508,6 +503,8 @@ int activity_new(struct manager *m, struct activity **ret)
 	activity_scan(a, false);
 	log_info("Following user input in %s: idle timeout %llus, %u device%s", a->dir,
 		 (unsigned long long)(m->config.idle_timeout / USEC_PER_SEC), a->n_devices, a->n_devices == 1 ? "" : "s");
+	/* Start-up counts as input: someone may be at the login screen, and a restart must not suspend at once. */
+	activity_hold(a, m->config.idle_timeout);
 	*ret = a;
 	return 0;
 fail:

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,24 +13,37 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "lease-store.h"
 #include "polkit.h"
+
+/* Properties that change together are sent in one PropertiesChanged per loop iteration. */
+static const char *const changed_names[] = {
+	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
+};
 
 struct bus {
 	struct manager *manager;
 	sd_bus *bus;
+	struct lease_store *store;
+	struct polkit_registry *polkit;
+	unsigned max_locks;   /* D-Bus leases of all clients together */
+	unsigned n_locks;
+	unsigned changed;     /* bit per changed_names[] entry */
+	sd_event_source *changed_source;
 };
 
 /*
- * One D-Bus wake lock. The client holds the write end of a pipe; we hold
- * the read end and see EPOLLHUP when the last copy of the write end closes,
- * however the client died. The sender's bus name is tracked as well.
+ * One D-Bus lease. The client holds the write end of a pipe; we hold the
+ * read end and see EPOLLHUP when the last copy of the write end is closed,
+ * by whichever process holds it, however it died. Nothing else ends it
+ * early: not the client's bus connection, so the fd may be handed to a
+ * child that outlives the caller.
  */
 struct bus_lock {
 	struct bus *bus;
-	uint64_t id;
+	struct lease *lease;
 	int fd;
 	sd_event_source *io;
-	sd_bus_track *track;
 };
 
 static struct bus_lock *bus_lock_free(struct bus_lock *l)
@@ -37,7 +51,6 @@ static struct bus_lock *bus_lock_free(struct bus_lock *l)
 	if (!l)
 		return NULL;
 	sd_event_source_disable_unref(l->io);
-	sd_bus_track_unref(l->track);
 	safe_close(l->fd);
 	free(l);
 	return NULL;
@@ -48,11 +61,35 @@ sd_bus *bus_get_sd_bus(struct bus *b)
 	return b ? b->bus : NULL;
 }
 
+static int on_changed(sd_event_source *s, void *userdata)
+{
+	struct bus *b = userdata;
+	const char *names[ELEMENTSOF(changed_names) + 1];
+	size_t n = 0;
+
+	(void)s;
+	for (size_t i = 0; i < ELEMENTSOF(changed_names); i++)
+		if (b->changed & (1u << i))
+			names[n++] = changed_names[i];
+	names[n] = NULL;
+	b->changed = 0;
+	if (n > 0)
+		(void)sd_bus_emit_properties_changed_strv(b->bus, BUS_PATH, BUS_INTERFACE, (char **)names);
+	return 0;
+}
+
 void bus_emit_changed(struct bus *b, const char *property)
 {
 	if (!b)
 		return;
-	(void)sd_bus_emit_properties_changed(b->bus, BUS_PATH, BUS_INTERFACE, property, NULL);
+	for (size_t i = 0; i < ELEMENTSOF(changed_names); i++)
+		if (strcmp(changed_names[i], property) == 0) {
+			b->changed |= 1u << i;
+			(void)sd_event_source_set_enabled(b->changed_source, SD_EVENT_ONESHOT);
+			return;
+		}
+	/* Every property that emits changes is in the table. */
+	assert(false);
 }
 
 void bus_emit_suspending(struct bus *b)
@@ -76,23 +113,37 @@ void bus_emit_resumed(struct bus *b, const struct suspend_report *rep)
 				 rep->result == SUSPEND_SUCCESS);
 }
 
-void bus_lease_acquired(struct bus *b, const struct lease *x)
+/* The registry's events, for every lease whoever took it: signals and the D-Bus side of ours. */
+static void on_lease_event(struct leases *ls, enum lease_event ev, struct lease *x, const char *reason, void *userdata)
 {
-	if (!b)
-		return;
-	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockAcquired", "sssu", x->name, x->why,
-				 x->owner, (uint32_t)x->uid);
-	bus_emit_changed(b, "NWakeLocks");
-}
+	struct bus *b = userdata;
+	struct bus_lock *l = x->data;
 
-void bus_lease_released(struct bus *b, struct lease *x, const char *reason)
-{
-	x->data = bus_lock_free(x->data);
-	if (!b)
-		return;
-	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
-				 reason);
-	bus_emit_changed(b, "NWakeLocks");
+	(void)ls;
+	switch (ev) {
+	case LEASE_ACQUIRED:
+		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockAcquired", "sssu", x->name, x->why,
+					 x->owner, (uint32_t)x->uid);
+		bus_emit_changed(b, "NWakeLocks");
+		break;
+	case LEASE_RELEASED:
+		if (l && l->bus == b) {
+			lease_store_forget(b->store, x->id);
+			x->data = bus_lock_free(l);
+			b->n_locks--;
+		}
+		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
+					 reason);
+		bus_emit_changed(b, "NWakeLocks");
+		break;
+	case LEASE_HELD:
+	case LEASE_UNHELD:
+	case LEASE_DEADLINE:
+		break;
+	case _LEASE_EVENT_MAX:
+	case _LEASE_EVENT_INVALID:
+		break;
+	}
 }
 
 static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -102,8 +153,8 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
 
 	(void)s;
 	if (revents & (EPOLLHUP | EPOLLERR)) {
-		/* Frees l through bus_lease_released(). */
-		manager_release(l->bus->manager, l->id, "closed");
+		/* Frees l through on_lease_event(). */
+		leases_release_lease(&l->bus->manager->leases, l->lease, "closed");
 		return 0;
 	}
 	/* Whatever a client writes is noise; drain a bounded amount so it cannot spin us. */
@@ -113,12 +164,27 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
-static int on_track(sd_bus_track *t, void *userdata)
+/* Tie lease x to fd, our end of its pipe. Takes fd, also on failure. */
+static int bus_lock_attach(struct bus *b, struct lease *x, int fd)
 {
-	struct bus_lock *l = userdata;
+	struct bus_lock *l;
+	int r;
 
-	(void)t;
-	manager_release(l->bus->manager, l->id, "disconnected");
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		safe_close(fd);
+		return -ENOMEM;
+	}
+	l->bus = b;
+	l->lease = x;
+	l->fd = fd;
+	r = sd_event_add_io(b->manager->event, &l->io, l->fd, EPOLLIN, on_lock_fd, l);
+	if (r < 0) {
+		bus_lock_free(l);
+		return r;
+	}
+	x->data = l;
+	b->n_locks++;
 	return 0;
 }
 
@@ -133,14 +199,10 @@ static int validate_name(const char *name, sd_bus_error *error)
 
 static int validate_why(const char *why, sd_bus_error *error)
 {
-	size_t n = strlen(why);
+	char problem[160];
 
-	if (n > BUS_WHY_MAX)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Reason is %zu bytes long, at most %d are allowed",
-					 n, BUS_WHY_MAX);
-	for (const char *p = why; *p; p++)
-		if ((unsigned char)*p < ' ' || *p == 0x7f)
-			return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Reason contains control characters");
+	if (lease_why_check(why, problem, sizeof(problem)) < 0)
+		return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, problem);
 	return 0;
 }
 
@@ -163,101 +225,17 @@ static int sender_creds(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid)
 	return 0;
 }
 
-/* Everything after authorization; replies itself on success. */
-static int acquire_now(struct bus *b, sd_bus_message *m, sd_bus_error *error)
-{
-	struct manager *mgr = b->manager;
-	const char *name, *why;
-	struct bus_lock *l;
-	int p[2] = { -EBADF, -EBADF }, r;
-	uint64_t timeout, id;
-	uid_t uid;
-	pid_t pid;
-
-	r = sd_bus_message_rewind(m, true);
-	if (r < 0)
-		return r;
-	r = sd_bus_message_read(m, "sst", &name, &why, &timeout);
-	if (r < 0)
-		return r;
-	r = sender_creds(m, &uid, &pid);
-	if (r < 0)
-		return r;
-	if (leases_count_uid(&mgr->leases, uid) >= mgr->config.max_locks_per_user)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-					 "User %u already holds %u wake locks (MaxPerUser=%u)", (unsigned)uid,
-					 leases_count_uid(&mgr->leases, uid), mgr->config.max_locks_per_user);
-	if (mgr->leases.n >= BUS_LOCKS_MAX)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "Too many wake locks (%d) are held",
-					 BUS_LOCKS_MAX);
-
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->bus = b;
-	l->fd = -EBADF;
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-		r = negative_errno();
-		goto fail;
-	}
-	l->fd = TAKE_FD(p[0]);
-	r = sd_event_add_io(mgr->event, &l->io, l->fd, EPOLLIN, on_lock_fd, l);
-	if (r < 0)
-		goto fail;
-	r = sd_bus_track_new(b->bus, &l->track, on_track, l);
-	if (r >= 0)
-		r = sd_bus_track_add_sender(l->track, m);
-	if (r < 0)
-		goto fail;
-	r = manager_acquire(mgr, name, sd_bus_message_get_sender(m), why, uid, pid, timeout, &id);
-	if (r < 0)
-		goto fail;
-	l->id = id;
-	leases_find(&mgr->leases, id)->data = l;
-	bus_lease_acquired(b, leases_find(&mgr->leases, id));
-
-	r = sd_bus_reply_method_return(m, "h", p[1]);
-	safe_close(p[1]);
-	if (r < 0) {
-		/* The client will never see its fd: do not leak the lease. */
-		manager_release(mgr, id, "failed");
-		return r;
-	}
-	return 1;
-fail:
-	safe_close(p[1]);
-	bus_lock_free(l);
-	return r;
-}
-
-static void acquire_after_polkit(sd_bus_message *m, int result, void *userdata)
-{
-	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-	int r;
-
-	/* Without polkit, wake locks stay open to all: the quota still bounds each user. */
-	if (result == 0) {
-		(void)sd_bus_reply_method_errorf(m, SD_BUS_ERROR_ACCESS_DENIED,
-						 "Not authorized to take wake locks (org.autosleep1.acquire-wake-lock)");
-		return;
-	}
-	if (result < 0 && result != -ENOENT) {
-		(void)sd_bus_reply_method_errno(m, result, NULL);
-		return;
-	}
-	r = acquire_now(userdata, m, &error);
-	if (r < 0)
-		(void)sd_bus_reply_method_errno(m, r, &error);
-}
-
 static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
-	struct bus *b = ((struct manager *)userdata)->bus;
+	struct manager *mgr = userdata;
+	struct bus *b = mgr->bus;
 	const char *name, *why;
+	_cleanup_close_ int client_fd = -EBADF;
+	int p[2], r;
+	struct lease *x;
 	uint64_t timeout;
 	uid_t uid;
 	pid_t pid;
-	int r;
 
 	r = sd_bus_message_read(m, "sst", &name, &why, &timeout);
 	if (r < 0)
@@ -271,11 +249,45 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	r = sender_creds(m, &uid, &pid);
 	if (r < 0)
 		return r;
-	if (uid == 0)
-		return acquire_now(b, m, error);
-	r = polkit_check(b->bus, m, "org.autosleep1.acquire-wake-lock", acquire_after_polkit, b);
-	if (r < 0)
+	if (uid != 0) {
+		/* Without polkit, wake locks stay open to all: the quota still bounds each user. */
+		r = polkit_verify(&b->polkit, m, "org.autosleep1.acquire-wake-lock", true, error);
+		if (r <= 0)
+			return r < 0 ? r : 1;
+	}
+	if (leases_count_uid(&mgr->leases, uid) >= mgr->config.max_locks_per_user)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "User %u already holds %u wake locks (MaxPerUser=%u)", (unsigned)uid,
+					 leases_count_uid(&mgr->leases, uid), mgr->config.max_locks_per_user);
+	if (b->n_locks >= b->max_locks)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "Too many wake locks are held: %u, the most all clients together may hold",
+					 b->max_locks);
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return negative_errno();
+	client_fd = p[1];
+	r = manager_acquire(mgr, &(struct lease_spec){ .name = name, .owner = sd_bus_message_get_sender(m), .why = why,
+						     .uid = uid, .pid = pid,
+						     .deadline = manager_deadline(timeout) },
+			    &x);
+	if (r < 0) {
+		safe_close(p[0]);
 		return r;
+	}
+	r = bus_lock_attach(b, x, p[0]);
+	if (r >= 0) {
+		r = lease_store_save(b->store, x, ((struct bus_lock *)x->data)->fd);
+		if (r < 0)
+			log_warning_errno(r, "Failed to store wake lock '%s' for restarts: %m; it ends if the daemon does",
+					  x->name);
+		r = sd_bus_reply_method_return(m, "h", client_fd);
+	}
+	if (r < 0) {
+		/* The client will never see its fd: do not leak the lease. */
+		leases_release_lease(&mgr->leases, x, "failed");
+		return r;
+	}
 	return 1;
 }
 
@@ -297,7 +309,7 @@ static int method_release_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 		next = x->next;
 		/* Only the caller's own D-Bus locks: never internal ones or another client's. */
 		if (x->data && strcmp(x->name, name) == 0 && sender && strcmp(x->owner, sender) == 0) {
-			manager_release(mgr, x->id, "released");
+			leases_release_lease(&mgr->leases, x, "released");
 			n++;
 		}
 	}
@@ -434,28 +446,6 @@ static int method_get_statistics(sd_bus_message *m, void *userdata, sd_bus_error
 	return sd_bus_send(NULL, reply, NULL);
 }
 
-static void set_enabled_reply(struct manager *mgr, sd_bus_message *m)
-{
-	manager_set_enabled(mgr, strcmp(sd_bus_message_get_member(m), "Enable") == 0);
-	(void)sd_bus_reply_method_return(m, "");
-}
-
-static void enable_after_polkit(sd_bus_message *m, int result, void *userdata)
-{
-	if (result == 1) {
-		set_enabled_reply(userdata, m);
-		return;
-	}
-	if (result == -ENOENT)
-		(void)sd_bus_reply_method_errorf(m, SD_BUS_ERROR_ACCESS_DENIED,
-						 "polkit is not running; only root may enable or disable autosleep");
-	else if (result == 0)
-		(void)sd_bus_reply_method_errorf(m, SD_BUS_ERROR_ACCESS_DENIED,
-						 "Not authorized to enable or disable autosleep (org.autosleep1.manage)");
-	else
-		(void)sd_bus_reply_method_errno(m, result, NULL);
-}
-
 static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	struct manager *mgr = userdata;
@@ -463,16 +453,17 @@ static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *e
 	pid_t pid;
 	int r;
 
-	(void)error;
 	r = sender_creds(m, &uid, &pid);
 	if (r < 0)
 		return r;
-	if (uid == 0) {
-		set_enabled_reply(mgr, m);
-		return 1;
+	if (uid != 0) {
+		r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
+		if (r <= 0)
+			return r < 0 ? r : 1;
 	}
-	r = polkit_check(mgr->bus->bus, m, "org.autosleep1.manage", enable_after_polkit, mgr);
-	return r < 0 ? r : 1;
+	/* Returns once no state write is under way: after Disable, nothing suspends. */
+	manager_set_enabled(mgr, strcmp(sd_bus_message_get_member(m), "Enable") == 0);
+	return sd_bus_reply_method_return(m, "");
 }
 
 /* A read-only property whose value is one expression of the manager. */
@@ -531,38 +522,113 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
-int bus_new(struct manager *m, struct bus **ret)
+static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error)
 {
-	_cleanup_(freep) struct bus *b = NULL;
+	struct manager *m = userdata;
+
+	(void)msg;
+	(void)ret_error;
+	/* Without the bus no client can reach us; restart with the kernel lock and stored leases kept. */
+	manager_fatal(m, -ECONNRESET, "Lost the connection to the D-Bus system bus");
+	return 0;
+}
+
+static int restore_one(const struct lease_spec *spec, int fd, void *userdata)
+{
+	struct bus *b = userdata;
+	struct lease *x;
+	int r;
+
+	if (b->n_locks >= b->max_locks) {
+		safe_close(fd);
+		return log_warning_errno(-ENOSPC, "Not restoring wake lock '%s' of %s: %u are held already", spec->name,
+					 spec->owner, b->max_locks);
+	}
+	r = manager_acquire(b->manager, spec, &x);
+	if (r < 0) {
+		safe_close(fd);
+		return log_warning_errno(r, "Failed to restore wake lock '%s' of %s: %m", spec->name, spec->owner);
+	}
+	r = bus_lock_attach(b, x, fd);
+	if (r < 0) {
+		leases_release_lease(&b->manager->leases, x, "failed");
+		return log_warning_errno(r, "Failed to watch restored wake lock '%s': %m", spec->name);
+	}
+	log_info("Restored wake lock '%s' of %s (uid %u, pid %d): %s", x->name, x->owner, (unsigned)x->uid, (int)x->pid,
+		 x->why);
+	return 0;
+}
+
+int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct fdstore *stored, struct bus **ret)
+{
+	struct bus *b;
 	int r;
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	b->manager = m;
+	b->max_locks = max_locks;
 	r = sd_bus_open_system_with_description(&b->bus, "autosleepd");
 	if (r < 0)
-		return r;
+		goto fail;
 	r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
 	if (r >= 0)
+		r = sd_bus_match_signal(b->bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
+					"org.freedesktop.DBus.Local", "Disconnected", on_disconnected, m);
+	if (r >= 0)
 		r = sd_bus_attach_event(b->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
-	if (r < 0) {
-		sd_bus_flush_close_unref(b->bus);
-		return r;
-	}
+	if (r >= 0)
+		r = sd_event_add_defer(m->event, &b->changed_source, on_changed, b);
+	if (r >= 0)
+		r = sd_event_source_set_priority(b->changed_source, SD_EVENT_PRIORITY_IDLE);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(b->changed_source, SD_EVENT_OFF);
+	if (r >= 0)
+		r = leases_observe(&m->leases, on_lease_event, b);
+	if (r < 0)
+		goto fail;
+	r = lease_store_new(store_dir, &b->store);
+	if (r < 0)
+		goto fail;
+	/* Before the name: a client that sees us on the bus finds its restored lock. */
+	m->bus = b;
+	r = lease_store_restore(b->store, stored, restore_one, b);
+	if (r > 0)
+		log_notice("Restored %d wake lock%s held across the restart", r, r == 1 ? "" : "s");
 	r = sd_bus_request_name(b->bus, BUS_NAME, 0);
 	if (r < 0) {
-		sd_bus_flush_close_unref(b->bus);
-		return r == -EEXIST ? -EADDRINUSE : r;
+		m->bus = NULL;
+		r = r == -EEXIST ? -EADDRINUSE : r;
+		goto fail;
 	}
-	*ret = TAKE_PTR(b);
+	*ret = b;
 	return 0;
+fail:
+	bus_free(b, false);
+	return r;
 }
 
-struct bus *bus_free(struct bus *b)
+struct bus *bus_free(struct bus *b, bool keep_stored)
 {
+	struct manager *m;
+
 	if (!b)
 		return NULL;
+	m = b->manager;
+	/* The leases still standing were not released: only their D-Bus side goes. */
+	for (struct lease *x = m->leases.head; x; x = x->next) {
+		struct bus_lock *l = x->data;
+
+		if (!l || l->bus != b)
+			continue;
+		if (!keep_stored)
+			lease_store_forget(b->store, x->id);
+		x->data = bus_lock_free(l);
+	}
+	sd_event_source_disable_unref(b->changed_source);
+	polkit_registry_free(b->polkit);
+	lease_store_free(b->store);
 	sd_bus_flush_close_unref(b->bus);
 	free(b);
 	return NULL;

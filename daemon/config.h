@@ -22,6 +22,7 @@ struct config {
 	usec_t short_suspend;
 	/* [WakeLocks] */
 	unsigned max_locks_per_user;
+	usec_t startup_hold;       /* without systemd's fd store: stay awake this long after start */
 	/* [Activity] */
 	usec_t idle_timeout;       /* 0: do not watch input */
 	usec_t resume_grace;

@@ -1,14 +1,31 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "leases.h"
 #include "macro.h"
 
-void leases_init(struct leases *l, leases_change_fn on_change, void *userdata)
+void leases_init(struct leases *l)
 {
-	*l = (struct leases){ .next_id = 1, .on_change = on_change, .userdata = userdata, .now = now };
+	*l = (struct leases){ .next_id = 1, .now = now };
+}
+
+int leases_observe(struct leases *l, leases_observer_fn fn, void *userdata)
+{
+	if (l->n_observers >= LEASES_OBSERVERS_MAX)
+		return -ENOSPC;
+	l->observers[l->n_observers].fn = fn;
+	l->observers[l->n_observers].userdata = userdata;
+	l->n_observers++;
+	return 0;
+}
+
+static void notify(struct leases *l, enum lease_event ev, struct lease *x, const char *reason)
+{
+	for (unsigned i = 0; i < l->n_observers; i++)
+		l->observers[i].fn(l, ev, x, reason, l->observers[i].userdata);
 }
 
 static void lease_free(struct lease *x)
@@ -103,8 +120,7 @@ const struct lease_stats *leases_stats_find(const struct leases *l, const char *
 	return NULL;
 }
 
-int leases_acquire(struct leases *l, const char *name, const char *owner, const char *why, uid_t uid,
-		   pid_t pid, usec_t deadline, uint64_t *ret_id)
+int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct lease **ret)
 {
 	struct lease *x;
 	struct lease_stats *s;
@@ -112,24 +128,31 @@ int leases_acquire(struct leases *l, const char *name, const char *owner, const 
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	x->name = strdup(name);
-	x->owner = strdup(owner ? owner : "");
-	x->why = strdup(why ? why : "");
+	x->name = strdup(spec->name);
+	x->owner = strdup(spec->owner ? spec->owner : "");
+	x->why = strdup(spec->why ? spec->why : "");
 	if (!x->name || !x->owner || !x->why) {
 		lease_free(x);
 		return -ENOMEM;
 	}
-	s = stats_get(l, name);
+	s = stats_get(l, spec->name);
 	if (!s) {
 		lease_free(x);
 		return -ENOMEM;
 	}
-	x->id = l->next_id++;
-	x->uid = uid;
-	x->pid = pid;
-	x->since = l->now(CLOCK_BOOTTIME);
-	x->since_realtime = l->now(CLOCK_REALTIME);
-	x->deadline = deadline;
+	if (spec->id != 0) {
+		/* A lease restored after a restart keeps its id; new ones come after it. */
+		x->id = spec->id;
+		if (l->next_id <= spec->id)
+			l->next_id = spec->id + 1;
+	} else {
+		x->id = l->next_id++;
+	}
+	x->uid = spec->uid;
+	x->pid = spec->pid;
+	x->since = spec->since ? spec->since : l->now(CLOCK_BOOTTIME);
+	x->since_realtime = spec->since_realtime ? spec->since_realtime : l->now(CLOCK_REALTIME);
+	x->deadline = spec->deadline;
 
 	x->prev = l->tail;
 	if (l->tail)
@@ -141,10 +164,29 @@ int leases_acquire(struct leases *l, const char *name, const char *owner, const 
 
 	s->count++;
 	s->active++;
-	s->last_change = x->since_realtime;
+	s->last_change = l->now(CLOCK_REALTIME);
 
-	if (l->n == 1 && l->on_change)
-		l->on_change(l, true, l->userdata);
+	/* Held first: the machine is kept awake before anyone hears of the lease. */
+	if (l->n == 1)
+		notify(l, LEASE_HELD, x, NULL);
+	notify(l, LEASE_ACQUIRED, x, NULL);
+	if (ret)
+		*ret = x;
+	return 0;
+}
+
+int leases_acquire(struct leases *l, const char *name, const char *owner, const char *why, uid_t uid,
+		   pid_t pid, usec_t deadline, uint64_t *ret_id)
+{
+	struct lease_spec spec = {
+		.name = name, .owner = owner, .why = why, .uid = uid, .pid = pid, .deadline = deadline,
+	};
+	struct lease *x;
+	int r;
+
+	r = leases_acquire_spec(l, &spec, &x);
+	if (r < 0)
+		return r;
 	*ret_id = x->id;
 	return 0;
 }
@@ -167,16 +209,12 @@ unsigned leases_count_uid(struct leases *l, uid_t uid)
 	return n;
 }
 
-int leases_release(struct leases *l, uint64_t id, const char *reason)
+void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 {
-	struct lease *x = leases_find(l, id);
 	struct lease_stats *s;
 	usec_t held;
 
-	if (!x)
-		return -ENOENT;
-	if (l->on_release)
-		l->on_release(l, x, reason, l->userdata);
+	notify(l, LEASE_RELEASED, x, reason);
 	if (x->prev)
 		x->prev->next = x->next;
 	else
@@ -187,20 +225,28 @@ int leases_release(struct leases *l, uint64_t id, const char *reason)
 		l->tail = x->prev;
 	l->n--;
 
-	held = l->now(CLOCK_BOOTTIME) - x->since;
+	held = usec_sub(l->now(CLOCK_BOOTTIME), x->since);
 	s = stats_get(l, x->name);
 	/* stats_get only fails to create; the entry exists while a lease of that name is active. */
 	if (s) {
 		s->active--;
-		s->total += held;
+		s->total = usec_add(s->total, held);
 		if (held > s->max)
 			s->max = held;
 		s->last_change = l->now(CLOCK_REALTIME);
 	}
+	if (l->n == 0)
+		notify(l, LEASE_UNHELD, x, reason);
 	lease_free(x);
+}
 
-	if (l->n == 0 && l->on_change)
-		l->on_change(l, false, l->userdata);
+int leases_release(struct leases *l, uint64_t id, const char *reason)
+{
+	struct lease *x = leases_find(l, id);
+
+	if (!x)
+		return -ENOENT;
+	leases_release_lease(l, x, reason);
 	return 0;
 }
 
@@ -233,7 +279,10 @@ int leases_set_deadline(struct leases *l, uint64_t id, usec_t deadline)
 
 	if (!x)
 		return -ENOENT;
-	x->deadline = deadline;
+	if (x->deadline != deadline) {
+		x->deadline = deadline;
+		notify(l, LEASE_DEADLINE, x, NULL);
+	}
 	return 0;
 }
 
@@ -244,9 +293,26 @@ int leases_stats_add(struct leases *l, const char *name, usec_t held)
 	if (!s)
 		return -ENOMEM;
 	s->count++;
-	s->total += held;
+	s->total = usec_add(s->total, held);
 	if (held > s->max)
 		s->max = held;
 	s->last_change = l->now(CLOCK_REALTIME);
+	return 0;
+}
+
+int lease_why_check(const char *why, char *ret_problem, size_t size)
+{
+	size_t n = strlen(why);
+
+	if (n > LEASE_WHY_MAX) {
+		snprintf(ret_problem, size, "Reason is %zu bytes long, at most %d are allowed", n, LEASE_WHY_MAX);
+		return -EINVAL;
+	}
+	for (const char *p = why; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f) {
+			snprintf(ret_problem, size, "Reason contains control character 0x%02x at offset %zu",
+				 (unsigned char)*p, (size_t)(p - why));
+			return -EINVAL;
+		}
 	return 0;
 }

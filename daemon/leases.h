@@ -2,15 +2,18 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "time-util.h"
 
 /*
- * The in-process wake-lock registry. Front ends (D-Bus, activity) translate
- * into these calls; the manager turns "held / not held" into the kernel lock
- * and the suspender's gate.
+ * The registry of leases: every wake lock a client holds over D-Bus, and the
+ * daemon's own holds (user input, logind's inhibitors, start-up), is one
+ * lease here. The registry knows nothing of D-Bus or the kernel: it publishes
+ * what changes to its observers (the manager turns "held" into the kernel lock
+ * and the suspender's gate, bus.c into signals, logind.c into an inhibitor).
  */
 struct lease {
 	uint64_t id;
@@ -26,6 +29,19 @@ struct lease {
 	struct lease *prev, *next;
 };
 
+/* Everything a lease is made of; restoring one after a restart sets id and since. */
+struct lease_spec {
+	const char *name;
+	const char *owner;
+	const char *why;
+	uid_t uid;
+	pid_t pid;
+	usec_t deadline;       /* CLOCK_BOOTTIME, USEC_INFINITY for none */
+	uint64_t id;           /* 0: the next free id */
+	usec_t since;          /* 0: now */
+	usec_t since_realtime; /* 0: now */
+};
+
 struct lease_stats {
 	char *name;
 	uint64_t count;
@@ -39,10 +55,22 @@ struct lease_stats {
 /* Bound on distinct names kept in statistics; the least recently changed inactive one goes first. */
 #define LEASES_STATS_MAX 1024
 
+enum lease_event {
+	LEASE_HELD,     /* the first lease was taken (x: that lease) */
+	LEASE_ACQUIRED,
+	LEASE_DEADLINE, /* x's deadline moved */
+	LEASE_RELEASED, /* x is freed when the observers return; reason says why */
+	LEASE_UNHELD,   /* the last lease ended (x: that lease, still valid) */
+	_LEASE_EVENT_MAX,
+	_LEASE_EVENT_INVALID = -22,
+};
+
 struct leases;
-typedef void (*leases_change_fn)(struct leases *l, bool held, void *userdata);
-/* Called for every lease just before it is freed; reason is "released", "expired", ... */
-typedef void (*leases_release_fn)(struct leases *l, struct lease *x, const char *reason, void *userdata);
+typedef void (*leases_observer_fn)(struct leases *l, enum lease_event ev, struct lease *x, const char *reason,
+				   void *userdata);
+
+/* The daemon has four observers; tests add one. */
+#define LEASES_OBSERVERS_MAX 8
 
 struct leases {
 	struct lease *head, *tail;
@@ -50,19 +78,27 @@ struct leases {
 	uint64_t next_id;
 	struct lease_stats *stats; /* most recently changed first */
 	unsigned n_stats;
-	leases_change_fn on_change;
-	leases_release_fn on_release;
-	void *userdata;
+	struct {
+		leases_observer_fn fn;
+		void *userdata;
+	} observers[LEASES_OBSERVERS_MAX];
+	unsigned n_observers;
 	usec_t (*now)(clockid_t clock);
 };
 
-void leases_init(struct leases *l, leases_change_fn on_change, void *userdata);
+void leases_init(struct leases *l);
+/* Frees every lease without telling the observers (the daemon is going away). */
 void leases_done(struct leases *l);
 
+/* Observers are called in the order they were added. -ENOSPC past LEASES_OBSERVERS_MAX. */
+int leases_observe(struct leases *l, leases_observer_fn fn, void *userdata);
+
+int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct lease **ret);
 /* deadline is CLOCK_BOOTTIME, USEC_INFINITY for none. Returns 0 and the id, or -errno. */
 int leases_acquire(struct leases *l, const char *name, const char *owner, const char *why, uid_t uid,
 		   pid_t pid, usec_t deadline, uint64_t *ret_id);
 int leases_release(struct leases *l, uint64_t id, const char *reason);
+void leases_release_lease(struct leases *l, struct lease *x, const char *reason);
 struct lease *leases_find(struct leases *l, uint64_t id);
 unsigned leases_count_uid(struct leases *l, uid_t uid);
 
@@ -77,3 +113,8 @@ int leases_set_deadline(struct leases *l, uint64_t id, usec_t deadline);
 
 /* Account a hold timed elsewhere (a kernel wake lock with a timeout) under name. */
 int leases_stats_add(struct leases *l, const char *name, usec_t held);
+
+/* The one rule for a lease's reason, from D-Bus and from a restored record alike. */
+#define LEASE_WHY_MAX 256
+/* 0 if valid; else -EINVAL and a sentence saying what is wrong in ret_problem. */
+int lease_why_check(const char *why, char *ret_problem, size_t size);

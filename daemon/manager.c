@@ -5,13 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 
 #include "activity.h"
 #include "bus.h"
 #include "log.h"
 #include "logind.h"
+#include "kernel-lock.h"
+#include "fdstore.h"
 #include "macro.h"
 #include "manager.h"
 #include "sysfs.h"
@@ -30,70 +34,35 @@ static void manager_update_status(struct manager *m)
 		   m->stats.results[SUSPEND_SUCCESS], m->stats.results[SUSPEND_SUCCESS] == 1 ? "" : "s");
 }
 
-/* 0 -> 1 and 1 -> 0 leases: one kernel lock stands for all of them. */
-static void on_leases_change(struct leases *l, bool held, void *userdata)
-{
-	struct manager *m = userdata;
-	int r;
-
-	(void)l;
-	if (held) {
-		/* Kernel lock first, so a suspend already past our gate is aborted by the kernel. */
-		if (m->kernel_wakelocks && !m->kernel_lock_held) {
-			r = wakelock_lock(m->config.wake_lock_name, 0);
-			if (r < 0)
-				log_error_errno(r, "Failed to take kernel wake lock '%s': %m; holding in-process only",
-						m->config.wake_lock_name);
-			else
-				m->kernel_lock_held = true;
-		}
-		suspender_set_blocked(m->suspender, true);
-		logind_set_held(m->logind, true);
-	} else {
-		suspender_set_blocked(m->suspender, false);
-		if (m->kernel_lock_held) {
-			r = wakelock_unlock(m->config.wake_lock_name);
-			if (r < 0)
-				log_error_errno(r, "Failed to release kernel wake lock '%s': %m",
-						m->config.wake_lock_name);
-			m->kernel_lock_held = false;
-		}
-		logind_set_held(m->logind, false);
-	}
-	manager_update_status(m);
-}
-
-static void on_lease_release(struct leases *l, struct lease *x, const char *reason, void *userdata)
-{
-	struct manager *m = userdata;
-
-	(void)l;
-	log_debug("Lease %" PRIu64 " '%s' of %s ended: %s", x->id, x->name, x->owner, reason);
-	if (x->id == m->logind_lease)
-		m->logind_lease = 0;
-	bus_lease_released(m->bus, x, reason);
-}
-
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata);
 
-static int manager_arm_deadline(struct manager *m)
+/* Arm the timer for the earliest deadline, leaving out a lease about to go. */
+static void manager_arm_deadline(struct manager *m, const struct lease *leaving)
 {
-	usec_t next = leases_next_deadline(&m->leases);
+	usec_t next = USEC_INFINITY;
 	int r;
 
-	if (next == USEC_INFINITY)
-		return m->deadline_source ? sd_event_source_set_enabled(m->deadline_source, SD_EVENT_OFF) : 0;
+	for (struct lease *x = m->leases.head; x; x = x->next)
+		if (x != leaving && x->deadline < next)
+			next = x->deadline;
+	m->deadline_armed = next;
+	if (next == USEC_INFINITY) {
+		if (m->deadline_source)
+			(void)sd_event_source_set_enabled(m->deadline_source, SD_EVENT_OFF);
+		return;
+	}
 	if (!m->deadline_source) {
 		/* CLOCK_BOOTTIME: a deadline passes while suspended too. */
 		r = sd_event_add_time(m->event, &m->deadline_source, CLOCK_BOOTTIME, next, 0, on_deadline, m);
 		if (r < 0)
-			return log_error_errno(r, "Failed to add lease deadline timer: %m");
-		return 0;
+			log_error_errno(r, "Failed to add lease deadline timer: %m");
+		return;
 	}
 	r = sd_event_source_set_time(m->deadline_source, next);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(m->deadline_source, SD_EVENT_ONESHOT);
 	if (r < 0)
-		return r;
-	return sd_event_source_set_enabled(m->deadline_source, SD_EVENT_ONESHOT);
+		log_error_errno(r, "Failed to arm lease deadline timer: %m");
 }
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
@@ -103,41 +72,105 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)s;
 	(void)usec;
 	leases_expire(&m->leases);
-	return manager_arm_deadline(m);
+	manager_arm_deadline(m, NULL);
+	return 0;
 }
 
-int manager_acquire(struct manager *m, const char *name, const char *owner, const char *why, uid_t uid,
-		    pid_t pid, usec_t timeout, uint64_t *ret_id)
+/*
+ * The manager's view of the registry: one kernel lock and the suspender's
+ * gate stand for all leases, and the deadline timer follows the earliest
+ * deadline. Only timed leases cost a walk; the rest are O(1).
+ */
+static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *x, const char *reason, void *userdata)
 {
-	usec_t deadline = USEC_INFINITY;
-	uint64_t id;
+	struct manager *m = userdata;
 	int r;
 
-	if (timeout != 0 && timeout != USEC_INFINITY)
-		deadline = now(CLOCK_BOOTTIME) + timeout;
-	r = leases_acquire(&m->leases, name, owner, why, uid, pid, deadline, &id);
+	(void)l;
+	switch (ev) {
+	case LEASE_HELD:
+		/* Kernel lock first, so a suspend already past our gate is aborted by the kernel. */
+		r = kernel_lock_hold(m->kernel_lock);
+		if (r < 0)
+			log_error_errno(r, "Failed to take the kernel lock (%s '%s'): %m; holding in-process only",
+					kernel_lock_kind(m->kernel_lock), m->config.wake_lock_name);
+		/* A barrier: returns once no state write is under way. */
+		suspender_set_blocked(m->suspender, true);
+		logind_set_held(m->logind, true);
+		manager_update_status(m);
+		break;
+	case LEASE_UNHELD:
+		suspender_set_blocked(m->suspender, false);
+		r = kernel_lock_release(m->kernel_lock);
+		if (r < 0)
+			log_error_errno(r, "Failed to release the kernel lock (%s '%s'): %m",
+					kernel_lock_kind(m->kernel_lock), m->config.wake_lock_name);
+		logind_set_held(m->logind, false);
+		manager_update_status(m);
+		break;
+	case LEASE_ACQUIRED:
+		log_debug("Lease %" PRIu64 " '%s' acquired by %s: %s", x->id, x->name, strna(x->owner), strna(x->why));
+		if (x->deadline < m->deadline_armed)
+			manager_arm_deadline(m, NULL);
+		break;
+	case LEASE_DEADLINE:
+		manager_arm_deadline(m, NULL);
+		break;
+	case LEASE_RELEASED:
+		log_debug("Lease %" PRIu64 " '%s' of %s ended: %s", x->id, x->name, x->owner, reason);
+		if (x->id == m->logind_lease)
+			m->logind_lease = 0;
+		if (x->deadline != USEC_INFINITY && x->deadline <= m->deadline_armed)
+			manager_arm_deadline(m, x);
+		break;
+	case _LEASE_EVENT_MAX:
+	case _LEASE_EVENT_INVALID:
+		break;
+	}
+}
+
+usec_t manager_deadline(usec_t timeout)
+{
+	if (timeout == 0 || timeout == USEC_INFINITY)
+		return USEC_INFINITY;
+	return usec_add(now(CLOCK_BOOTTIME), timeout);
+}
+
+int manager_acquire(struct manager *m, const struct lease_spec *spec, struct lease **ret)
+{
+	return leases_acquire_spec(&m->leases, spec, ret);
+}
+
+int manager_hold(struct manager *m, const char *name, const char *why, usec_t timeout, uint64_t *ret_id)
+{
+	struct lease *x;
+	int r;
+
+	r = manager_acquire(m, &(struct lease_spec){ .name = name, .owner = "autosleepd", .why = why, .pid = getpid(),
+						   .deadline = manager_deadline(timeout) },
+			    &x);
 	if (r < 0)
 		return r;
-	log_debug("Lease %" PRIu64 " '%s' acquired by %s: %s", id, name, strna(owner), strna(why));
-	(void)manager_arm_deadline(m);
-	*ret_id = id;
+	*ret_id = x->id;
 	return 0;
 }
 
 int manager_release(struct manager *m, uint64_t id, const char *reason)
 {
-	int r;
-
-	r = leases_release(&m->leases, id, reason);
-	if (r < 0)
-		return r;
-	(void)manager_arm_deadline(m);
-	return 0;
+	return leases_release(&m->leases, id, reason);
 }
 
-void manager_rearm(struct manager *m)
+void manager_changed(struct manager *m, const char *property)
 {
-	(void)manager_arm_deadline(m);
+	bus_emit_changed(m->bus, property);
+}
+
+void manager_fatal(struct manager *m, int error, const char *what)
+{
+	log_error_errno(error, "%s: %m. Exiting with the kernel lock and stored wake locks kept, for a restart", what);
+	m->fatal = true;
+	m->exit_code = error;
+	(void)sd_event_exit(m->event, error);
 }
 
 void manager_set_enabled(struct manager *m, bool enabled)
@@ -153,24 +186,31 @@ void manager_set_enabled(struct manager *m, bool enabled)
 
 void manager_set_logind_block(struct manager *m, bool blocked, const char *who)
 {
-	uint64_t id;
 	int r;
 
-	if (blocked == (m->logind_lease != 0))
-		return;
 	if (!blocked) {
-		log_info("No more logind inhibitors");
+		if (m->logind_lease == 0)
+			return;
+		log_info("No logind inhibitors keep us awake");
 		(void)manager_release(m, m->logind_lease, "released");
 		return;
 	}
-	log_info("Staying awake for %s", who);
-	r = manager_acquire(m, "logind-inhibitor", "org.freedesktop.login1", who, 0, 0, 0, &id);
-	if (r < 0) {
-		log_error_errno(r, "Failed to hold for logind inhibitor: %m");
+	if (m->logind_lease != 0) {
+		struct lease *x = leases_find(&m->leases, m->logind_lease);
+		char *copy;
+
+		/* Already awake for logind: only the description changes. */
+		if (x && strcmp(x->why, who) != 0 && (copy = strdup(who))) {
+			free(x->why);
+			x->why = copy;
+			log_info("Staying awake for %s", who);
+		}
 		return;
 	}
-	m->logind_lease = id;
-	bus_lease_acquired(m->bus, leases_find(&m->leases, id));
+	log_info("Staying awake for %s", who);
+	r = manager_hold(m, "logind-inhibitor", who, 0, &m->logind_lease);
+	if (r < 0)
+		log_error_errno(r, "Failed to hold for logind inhibitor: %m");
 }
 
 const struct manager_cycle *manager_recent(const struct manager *m, unsigned i)
@@ -273,7 +313,8 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				bus_emit_changed(m->bus, "SuspendCount");
 				bus_emit_changed(m->bus, "LastWakeReason");
 				/* Leases with deadlines may have passed while we slept. */
-				on_deadline(NULL, 0, m);
+				leases_expire(&m->leases);
+				manager_arm_deadline(m, NULL);
 				activity_resumed(m->activity, ev.report.wake_reason);
 			}
 			break;
@@ -315,8 +356,12 @@ int manager_new(struct config *config, bool dry_run, struct manager **ret)
 	m->state = SUSPENDER_AWAKE;
 	m->enabled = true;
 	snprintf(m->last_wake_reason, sizeof(m->last_wake_reason), "none");
-	leases_init(&m->leases, on_leases_change, m);
-	m->leases.on_release = on_lease_release;
+	m->deadline_armed = USEC_INFINITY;
+	leases_init(&m->leases);
+	/* First observer: the machine is held awake before anyone else hears of a lease. */
+	r = leases_observe(&m->leases, on_lease_event, m);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(m);
 	return 0;
 }
@@ -378,25 +423,72 @@ static int manager_report_kernel(struct manager *m)
 	return 0;
 }
 
+/*
+ * Every lease costs one fd (our end of the client's pipe): raise the soft
+ * limit to the hard one (LimitNOFILE= in the unit) and keep the cap on D-Bus
+ * leases below it, with room for the bus, input devices and the rest.
+ */
+#define FD_RESERVE 256
+
+static unsigned manager_max_locks(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 64;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur <= FD_RESERVE + 64)
+		return 64;
+	return (unsigned)MIN((rlim_t)BUS_LOCKS_MAX, rl.rlim_cur - FD_RESERVE);
+}
+
+/* Where lease records live: the unit's RuntimeDirectory=, else nowhere. */
+static char *manager_store_dir(void)
+{
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	char *dir;
+	size_t n;
+
+	if (!rt || !*rt)
+		return NULL;
+	/* Several directories come colon-separated; ours is the first. */
+	n = strcspn(rt, ":");
+	if (asprintf(&dir, "%.*s/leases", (int)n, rt) < 0)
+		return NULL;
+	return dir;
+}
+
 int manager_startup(struct manager *m)
 {
+	_cleanup_free_ char *store_dir = NULL;
+	struct fdstore stored = {};
 	struct suspender_params p;
+	unsigned max_locks;
 	sigset_t ss;
 	int r;
 
 	r = manager_report_kernel(m);
 	if (r < 0)
 		return r;
+	max_locks = manager_max_locks();
+	store_dir = manager_store_dir();
+	r = fdstore_receive(&stored);
+	if (r < 0)
+		log_warning_errno(r, "Failed to take the fds stored by an earlier instance: %m, ignoring");
 
 	m->kernel_wakelocks = wakelock_supported();
-	if (!m->kernel_wakelocks) {
-		log_notice("No /sys/power/wake_lock (CONFIG_PM_WAKELOCKS): wake locks are held in-process only and end "
-			   "with the daemon");
-	} else {
-		r = wakelock_remove_stale(m->config.wake_lock_name);
-		if (r < 0)
-			log_warning_errno(r, "Failed to list kernel wake locks: %m, ignoring");
+	r = kernel_lock_new(m->config.wake_lock_name, m->kernel_wakelocks, &stored, &m->kernel_lock);
+	if (r < 0) {
+		fdstore_done(&stored);
+		return log_error_errno(r, "Failed to set up the kernel lock: %m");
 	}
+	if (!m->kernel_wakelocks)
+		log_notice("No /sys/power/wake_lock (CONFIG_PM_WAKELOCKS): the kernel lock is an epoll wakeup source "
+			   "instead, and user input is held in-process");
 
 	p = (struct suspender_params){
 		.state = m->config.state,
@@ -408,38 +500,75 @@ int manager_startup(struct manager *m)
 		.short_suspend = m->config.short_suspend,
 	};
 	r = suspender_new(&p, &m->suspender);
-	if (r < 0)
+	if (r < 0) {
+		fdstore_done(&stored);
 		return log_error_errno(r, "Failed to set up suspender: %m");
+	}
 	r = sd_event_add_io(m->event, &m->suspender_source, suspender_get_fd(m->suspender), EPOLLIN,
 			    on_suspender_event, m);
-	if (r < 0)
+	if (r < 0) {
+		fdstore_done(&stored);
 		return log_error_errno(r, "Failed to watch suspender: %m");
+	}
 
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
 	sigaddset(&ss, SIGINT);
 	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
-		return log_error_errno(negative_errno(), "Failed to block signals: %m");
-	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
+		r = negative_errno();
+	if (r >= 0)
+		r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
 	if (r >= 0)
 		r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m);
-	if (r < 0)
+	if (r < 0) {
+		fdstore_done(&stored);
 		return log_error_errno(r, "Failed to add signal handlers: %m");
+	}
 	r = sd_event_set_watchdog(m->event, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable watchdog: %m, ignoring");
 
-	r = bus_new(m, &m->bus);
-	if (r == -EADDRINUSE)
+	r = bus_new(m, max_locks, store_dir, &stored, &m->bus);
+	if (r == -EADDRINUSE) {
+		fdstore_done(&stored);
 		return log_error_errno(r, "Another autosleepd owns %s on the system bus", BUS_NAME);
-	if (r < 0) {
+	}
+	if (r < 0)
 		/* Useful on a fixture tree or in an initrd; a unit always has the bus. */
 		log_warning_errno(r, "No D-Bus system bus (%m): running without the D-Bus API and logind integration");
-	} else if (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor) {
+	else
+		log_info("Up to %u D-Bus wake locks (MaxPerUser=%u); they %s", max_locks, m->config.max_locks_per_user,
+			 store_dir && fdstore_available() ? "survive a restart through the service manager's fd store"
+							   : "end if the daemon does");
+	fdstore_done(&stored);
+
+	/* Whatever an earlier instance held and nobody holds any more goes now. */
+	if (m->kernel_wakelocks) {
+		r = wakelock_remove_stale(m->config.wake_lock_name, m->leases.n > 0);
+		if (r < 0)
+			log_warning_errno(r, "Failed to list kernel wake locks: %m, ignoring");
+	} else if (m->leases.n == 0) {
+		(void)kernel_lock_release(m->kernel_lock);
+	}
+
+	/* Without a store, clients need a moment to take their locks again after a restart. */
+	if (!(store_dir && fdstore_available()) && m->config.startup_hold > 0) {
+		uint64_t id;
+
+		r = manager_hold(m, "autosleepd.startup", "start-up: time for clients to take their wake locks",
+				 m->config.startup_hold, &id);
+		if (r < 0)
+			return log_error_errno(r, "Failed to hold for start-up: %m");
+	}
+
+	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor)) {
 		r = logind_new(m, bus_get_sd_bus(m->bus), m->config.honor_inhibitors, m->config.hold_sleep_inhibitor,
 			       &m->logind);
 		if (r < 0)
 			log_warning_errno(r, "Failed to watch logind: %m, ignoring");
+		else if (m->config.honor_inhibitors)
+			/* Nothing suspends before logind's first answer; logind.c releases this then. */
+			manager_set_logind_block(m, true, "logind: waiting for its list of inhibitors");
 	}
 
 	if (m->config.idle_timeout > 0) {
@@ -466,27 +595,30 @@ int manager_run(struct manager *m)
 	if (m->suspender && suspender_stop(m->suspender, STOP_TIMEOUT) == -ETIMEDOUT)
 		log_warning("Suspender thread still inside the kernel after %llums, exiting anyway",
 			    (unsigned long long)(STOP_TIMEOUT / USEC_PER_MSEC));
-	return r;
+	return m->fatal ? m->exit_code : r;
 }
 
 struct manager *manager_free(struct manager *m)
 {
 	if (!m)
 		return NULL;
-	/* A clean stop hands the machine back: no kernel lock may outlive us. */
-	if (m->kernel_lock_held && wakelock_unlock(m->config.wake_lock_name) >= 0)
-		m->kernel_lock_held = false;
-	m->leases.on_change = NULL;
-	/* Frees the bus side of every lease while the bus still exists. */
-	while (m->leases.head)
-		leases_release(&m->leases, m->leases.head->id, "shutdown");
-	leases_done(&m->leases);
-	m->logind = logind_free(m->logind);
+	/*
+	 * A clean stop hands the machine back: the wake_lock entry goes. The
+	 * epoll wakeup source goes with our fds unless systemd keeps the copies
+	 * in its store for a restart, which is what we want. After a fatal
+	 * error everything stays for the next instance.
+	 */
+	if (!m->fatal && m->kernel_wakelocks && m->kernel_lock)
+		(void)kernel_lock_release(m->kernel_lock);
 	m->activity = activity_free(m->activity);
-	m->bus = bus_free(m->bus);
+	m->logind = logind_free(m->logind);
+	/* Stored leases stay stored: a restart takes them back, a stop makes systemd drop them. */
+	m->bus = bus_free(m->bus, true);
+	leases_done(&m->leases);
 	sd_event_source_unref(m->deadline_source);
 	sd_event_source_unref(m->suspender_source);
 	m->suspender = suspender_free(m->suspender);
+	m->kernel_lock = kernel_lock_free(m->kernel_lock);
 	sd_event_unref(m->event);
 	kconfig_done(&m->kconfig);
 	config_done(&m->config);

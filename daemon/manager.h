@@ -33,18 +33,22 @@ struct manager_stats {
 struct bus;
 struct logind;
 struct activity;
+struct kernel_lock;
 
 struct manager {
 	sd_event *event;
 	struct config config;
 	bool dry_run;
+	int exit_code;  /* set by manager_fatal() */
+	bool fatal;     /* keep the kernel lock and stored leases on the way out */
 
 	struct kconfig kconfig;
 	bool kernel_wakelocks;
-	bool kernel_lock_held;
+	struct kernel_lock *kernel_lock;
 
 	struct leases leases;
 	sd_event_source *deadline_source;
+	usec_t deadline_armed; /* USEC_INFINITY when off */
 
 	struct suspender *suspender;
 	sd_event_source *suspender_source;
@@ -55,27 +59,35 @@ struct manager {
 
 	struct bus *bus;
 	struct logind *logind;
-	uint64_t logind_lease;
-	struct activity *activity; /* held while logind has others' block inhibitors; 0 for none */
+	uint64_t logind_lease; /* held while logind has others' block inhibitors, or has not answered yet; 0 for none */
+	struct activity *activity;
 };
 
 int manager_new(struct config *config, bool dry_run, struct manager **ret);
 struct manager *manager_free(struct manager *m);
 
-/* Report what the kernel offers, clean up after a crash, start the thread. */
+/* Report what the kernel offers, take back what an earlier instance stored, start the thread. */
 int manager_startup(struct manager *m);
 int manager_run(struct manager *m);
 
-int manager_acquire(struct manager *m, const char *name, const char *owner, const char *why, uid_t uid,
-		    pid_t pid, usec_t timeout, uint64_t *ret_id);
+/* A lease's absolute deadline (CLOCK_BOOTTIME) for a relative timeout; 0 and USEC_INFINITY mean none. */
+usec_t manager_deadline(usec_t timeout);
+/* Take a lease; the registry tells the observers. */
+int manager_acquire(struct manager *m, const struct lease_spec *spec, struct lease **ret);
+/* The daemon's own holds: name, why and a relative timeout (0 for none). Returns the id in ret_id. */
+int manager_hold(struct manager *m, const char *name, const char *why, usec_t timeout, uint64_t *ret_id);
 int manager_release(struct manager *m, uint64_t id, const char *reason);
+/* Returns once no state write is under way when disabling. */
 void manager_set_enabled(struct manager *m, bool enabled);
 
-/* A lease deadline moved: re-arm the deadline timer. */
-void manager_rearm(struct manager *m);
+/* A D-Bus property changed (bus.c batches them). */
+void manager_changed(struct manager *m, const char *property);
 
 /* logind reports block inhibitors of sleep or idle held by others (who: a description). */
 void manager_set_logind_block(struct manager *m, bool blocked, const char *who);
+
+/* Something the daemon cannot run without broke: log, and exit non-zero so systemd restarts us. */
+void manager_fatal(struct manager *m, int error, const char *what);
 
 /* Newest first; i < stats.n_recent. */
 const struct manager_cycle *manager_recent(const struct manager *m, unsigned i);

@@ -7,11 +7,41 @@
 #include "macro.h"
 #include "polkit.h"
 
+/* One check per method call; answered ones wait for the call to come round again. */
 struct polkit_query {
 	sd_bus_message *call;
-	polkit_done_fn done;
-	void *userdata;
+	char *action;
+	sd_bus_slot *slot;
+	bool answered;
+	int result; /* 1 allowed, 0 denied, -ENOENT no polkit, other -errno */
+	struct polkit_query *next;
 };
+
+struct polkit_registry {
+	struct polkit_query *queries;
+};
+
+static void query_free(struct polkit_query *q)
+{
+	sd_bus_slot_unref(q->slot);
+	sd_bus_message_unref(q->call);
+	free(q->action);
+	free(q);
+}
+
+struct polkit_registry *polkit_registry_free(struct polkit_registry *reg)
+{
+	struct polkit_query *q;
+
+	if (!reg)
+		return NULL;
+	while ((q = reg->queries)) {
+		reg->queries = q->next;
+		query_free(q);
+	}
+	free(reg);
+	return NULL;
+}
 
 static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
@@ -20,6 +50,7 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 	int authorized = 0, challenge = 0, r;
 
 	(void)ret_error;
+	q->slot = sd_bus_slot_unref(q->slot);
 	e = sd_bus_message_get_error(reply);
 	if (e) {
 		if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
@@ -34,17 +65,26 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 			r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
 		r = r < 0 ? r : authorized ? 1 : 0;
 	}
-	q->done(q->call, r, q->userdata);
-	sd_bus_message_unref(q->call);
-	free(q);
+	q->answered = true;
+	q->result = r;
+	/* Run the method handler again from the start; this time polkit_verify() has the answer. */
+	r = sd_bus_message_rewind(q->call, true);
+	if (r >= 0)
+		r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(q->call), q->call);
+	if (r < 0) {
+		log_error_errno(r, "Failed to re-dispatch %s after the polkit check: %m",
+				strna(sd_bus_message_get_member(q->call)));
+		(void)sd_bus_reply_method_errno(q->call, r, NULL);
+	}
 	return 0;
 }
 
-int polkit_check(sd_bus *bus, sd_bus_message *call, const char *action, polkit_done_fn done, void *userdata)
+static int query_start(struct polkit_registry *reg, sd_bus_message *call, const char *action)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-	struct polkit_query *q;
 	const char *sender = sd_bus_message_get_sender(call);
+	sd_bus *bus = sd_bus_message_get_bus(call);
+	struct polkit_query *q;
 	int r;
 
 	if (!sender)
@@ -61,13 +101,51 @@ int polkit_check(sd_bus *bus, sd_bus_message *call, const char *action, polkit_d
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->call = sd_bus_message_ref(call);
-	q->done = done;
-	q->userdata = userdata;
-	r = sd_bus_call_async(bus, NULL, m, on_reply, q, 25 * 1000 * 1000);
-	if (r < 0) {
-		sd_bus_message_unref(q->call);
+	q->action = strdup(action);
+	if (!q->action) {
 		free(q);
+		return -ENOMEM;
 	}
+	q->call = sd_bus_message_ref(call);
+	r = sd_bus_call_async(bus, &q->slot, m, on_reply, q, 25 * 1000 * 1000);
+	if (r < 0) {
+		query_free(q);
+		return r;
+	}
+	q->next = reg->queries;
+	reg->queries = q;
+	return 0;
+}
+
+int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, const char *action, bool allow_without_polkit,
+		  sd_bus_error *error)
+{
+	struct polkit_query **p, *q;
+	int r;
+
+	if (!*reg) {
+		*reg = calloc(1, sizeof(**reg));
+		if (!*reg)
+			return -ENOMEM;
+	}
+	for (p = &(*reg)->queries; (q = *p); p = &q->next)
+		if (q->call == call && strcmp(q->action, action) == 0)
+			break;
+	if (!q) {
+		r = query_start(*reg, call, action);
+		return r < 0 ? r : 0;
+	}
+	if (!q->answered)
+		return 0; /* a duplicate dispatch while the check runs: still waiting */
+	*p = q->next;
+	r = q->result;
+	query_free(q);
+	if (r == 1 || (r == -ENOENT && allow_without_polkit))
+		return 1;
+	if (r == -ENOENT)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+					 "polkit is not running; only root may do this (%s)", action);
+	if (r == 0)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Not authorized (%s)", action);
 	return r;
 }

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <systemd/sd-bus.h>
 
 /*
- * Ask polkit, asynchronously, whether the sender of call may do action. The
- * subject is the sender's unique bus name ("system-bus-name"), never its PID,
- * which could be recycled. done gets 1 (allowed), 0 (denied), -ENOENT (polkit
- * is not running) or another -errno.
+ * Asynchronous polkit checks that re-enter the method handler, as systemd's
+ * daemons do: the first call starts the check and returns 0, and the handler
+ * returns without replying; when polkit answers, the original message is put
+ * back on the bus's read queue, so the handler runs again from the top and
+ * this time gets the answer. The subject is the sender's unique bus name
+ * ("system-bus-name"), never its PID, which could be recycled.
  */
-typedef void (*polkit_done_fn)(sd_bus_message *call, int result, void *userdata);
+struct polkit_registry;
 
-int polkit_check(sd_bus *bus, sd_bus_message *call, const char *action, polkit_done_fn done, void *userdata);
+struct polkit_registry *polkit_registry_free(struct polkit_registry *reg);
+
+/*
+ * 1: allowed; 0: the check is under way, return 1 from the handler without
+ * replying; -EACCES with error set: denied. Without polkit on the bus the
+ * answer is allow_without_polkit.
+ */
+int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, const char *action, bool allow_without_polkit,
+		  sd_bus_error *error);

@@ -36,7 +36,7 @@ static bool is_ours(const char *lock, const char *name)
 	return strncmp(lock, name, n) == 0 && (lock[n] == 0 || lock[n] == '.');
 }
 
-int wakelock_remove_stale(const char *name)
+int wakelock_remove_stale(const char *name, bool keep_main)
 {
 	/* Up to CONFIG_PM_WAKELOCKS_LIMIT names, each short; 16K is plenty. */
 	char buf[16384], *saveptr = NULL, *tok;
@@ -46,7 +46,7 @@ int wakelock_remove_stale(const char *name)
 	if (r < 0)
 		return r;
 	for (tok = strtok_r(buf, " \t\n", &saveptr); tok; tok = strtok_r(NULL, " \t\n", &saveptr)) {
-		if (!is_ours(tok, name))
+		if (!is_ours(tok, name) || (keep_main && strcmp(tok, name) == 0))
 			continue;
 		r = wakelock_unlock(tok);
 		if (r < 0) {

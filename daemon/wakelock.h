@@ -19,6 +19,7 @@ int wakelock_unlock(const char *name);
 
 /*
  * Unlock active kernel locks called name or "name.<anything>", left behind by
- * a crash. Returns the number removed or -errno.
+ * a crash, but name itself when keep_main (restored leases hold it again).
+ * Returns the number removed or -errno.
  */
-int wakelock_remove_stale(const char *name);
+int wakelock_remove_stale(const char *name, bool keep_main);

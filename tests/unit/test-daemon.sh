@@ -22,7 +22,8 @@ fixture() {
 	chmod -R u+w "$dir"
 	# kconfig looks for boot/config-$(uname -r) of the running kernel.
 	[ -f "$dir/boot/config-test" ] && cp "$dir/boot/config-test" "$dir/boot/config-$(uname -r)"
-	: > "$dir/empty.conf"
+	# No start-up hold, so cycles begin at once; section 7 tests the hold.
+	printf '[WakeLocks]\nStartupHoldSec=0\n' > "$dir/nohold.conf"
 	echo "$dir"
 }
 
@@ -30,13 +31,13 @@ fixture() {
 start() {
 	local root=$1 log=$2
 	shift 2
-	"$AUTOSLEEPD" --root "$root" --config "${CONF:-$root/empty.conf}" "$@" > "$log" 2>&1 &
+	"$AUTOSLEEPD" --root "$root" --config "${CONF:-$root/nohold.conf}" "$@" > "$log" 2>&1 &
 	pid=$!
 }
 
 wait_for() {
-	local pattern=$1 log=$2 i
-	for i in $(seq 100); do
+	local pattern=$1 log=$2 tenths=${3:-50} i
+	for i in $(seq $((tenths * 2))); do
 		grep -q -- "$pattern" "$log" && return 0
 		sleep 0.05
 	done
@@ -139,6 +140,22 @@ start "$root" "$log" --dry-run
 wait "$pid"; status=$?
 check "State=mem on a kernel without mem: refused with the available states" \
 	"[ $status -eq 1 ] && grep -q 'State=mem is not offered by the kernel (available: freeze disk)' $log" "$log"
+
+# 7. Without systemd's fd store a restarted daemon cannot know its clients'
+# locks: it holds the machine for StartupHoldSec so they can take them again.
+root=$(fixture sysfs-basic)
+log=$tmp/startup.log
+printf '[WakeLocks]\nStartupHoldSec=1500ms\n' > "$root/hold.conf"
+t0=$(date +%s%N)
+CONF=$root/hold.conf start "$root" "$log" --dry-run --log-level=debug
+wait_for 'Dry run: would write mem to state' "$log" 80
+t1=$(date +%s%N)
+first=$(( (t1 - t0) / 1000000 ))
+term
+check "no suspend before StartupHoldSec=1500ms has passed (first state write after ${first} ms)" \
+	"[ $first -ge 1500 ] && [ $first -lt 4000 ]" "$log"
+check "the start-up hold is logged as an expired lease" \
+	"grep -q \"Lease [0-9]* 'autosleepd.startup' of autosleepd ended: expired\" $log" "$log"
 
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -23,33 +23,45 @@ struct ctx {
 	int changes;
 	bool held;
 	char released[256];
+	char events[512]; /* one letter per event, in order */
 };
 
-static void on_release(struct leases *l, struct lease *x, const char *reason, void *userdata)
+static void on_event(struct leases *l, enum lease_event ev, struct lease *x, const char *reason, void *userdata)
 {
 	struct ctx *c = userdata;
-	size_t n = strlen(c->released);
+	size_t n;
 
 	(void)l;
-	/* The lease is still whole when the front end hears of it. */
-	snprintf(c->released + n, sizeof(c->released) - n, "%s:%s:%s;", x->name, reason, (char *)x->data);
-}
-
-static void on_change(struct leases *l, bool held, void *userdata)
-{
-	struct ctx *x = userdata;
-
-	(void)l;
-	x->changes++;
-	x->held = held;
+	n = strlen(c->events);
+	if (n + 1 < sizeof(c->events)) {
+		c->events[n] = "HADRU"[ev];
+		c->events[n + 1] = 0;
+	}
+	switch (ev) {
+	case LEASE_HELD:
+	case LEASE_UNHELD:
+		c->changes++;
+		c->held = ev == LEASE_HELD;
+		/* The count already includes the new lease, or no longer the last one. */
+		assert_int_equal(l->n, ev == LEASE_HELD ? 1 : 0);
+		break;
+	case LEASE_RELEASED:
+		n = strlen(c->released);
+		/* The lease is still whole, and still counted, when the front end hears of it. */
+		snprintf(c->released + n, sizeof(c->released) - n, "%s:%s:%s;", x->name, reason, (char *)x->data);
+		assert_non_null(leases_find(l, x->id));
+		break;
+	default:
+		break;
+	}
 }
 
 static int setup(void **state)
 {
 	struct ctx *x = calloc(1, sizeof(*x));
 
-	leases_init(&x->l, on_change, x);
-	x->l.on_release = on_release;
+	leases_init(&x->l);
+	assert_int_equal(leases_observe(&x->l, on_event, x), 0);
 	x->l.now = fake_now;
 	fake_boottime = 1000 * USEC_PER_SEC;
 	*state = x;
@@ -209,9 +221,90 @@ static void test_release_reasons(void **state)
 	assert_string_equal(x->released, "b:closed:fb;a:expired:fa;");
 }
 
+static void test_event_order(void **state)
+{
+	struct ctx *x = *state;
+	uint64_t a, b;
+
+	assert_int_equal(leases_acquire(&x->l, "a", "", "", 0, 0, USEC_INFINITY, &a), 0);
+	assert_int_equal(leases_acquire(&x->l, "b", "", "", 0, 0, USEC_INFINITY, &b), 0);
+	assert_int_equal(leases_set_deadline(&x->l, b, 2000 * USEC_PER_SEC), 0);
+	/* The same deadline again is no event. */
+	assert_int_equal(leases_set_deadline(&x->l, b, 2000 * USEC_PER_SEC), 0);
+	assert_int_equal(leases_release(&x->l, a, "released"), 0);
+	assert_int_equal(leases_release(&x->l, b, "released"), 0);
+	/* Held before acquired (the machine is awake before anyone hears), unheld after the last release. */
+	assert_string_equal(x->events, "HAADRRU");
+}
+
+static void test_observer_limit(void **state)
+{
+	struct ctx *x = *state;
+
+	for (unsigned i = x->l.n_observers; i < LEASES_OBSERVERS_MAX; i++)
+		assert_int_equal(leases_observe(&x->l, on_event, x), 0);
+	assert_int_equal(leases_observe(&x->l, on_event, x), -ENOSPC);
+}
+
+static void test_restore_keeps_id(void **state)
+{
+	struct ctx *x = *state;
+	struct lease *r;
+	uint64_t id;
+
+	/* A lease restored after a restart keeps id and times; new ids come after it. */
+	assert_int_equal(leases_acquire_spec(&x->l, &(struct lease_spec){ .name = "kept", .owner = ":1.7", .why = "w",
+									  .uid = 1000, .pid = 5, .deadline = USEC_INFINITY,
+									  .id = 41, .since = 7 * USEC_PER_SEC,
+									  .since_realtime = 8 * USEC_PER_SEC },
+					      &r),
+			 0);
+	assert_int_equal(r->id, 41);
+	assert_int_equal(r->since, 7 * USEC_PER_SEC);
+	assert_int_equal(r->since_realtime, 8 * USEC_PER_SEC);
+	assert_int_equal(leases_acquire(&x->l, "new", "", "", 0, 0, USEC_INFINITY, &id), 0);
+	assert_int_equal(id, 42);
+}
+
+static void test_stats_saturate(void **state)
+{
+	struct ctx *x = *state;
+	const struct lease_stats *s;
+
+	/* Hold times near 2^64 add up to the maximum instead of wrapping to small numbers. */
+	assert_int_equal(leases_stats_add(&x->l, "big", USEC_INFINITY - 10), 0);
+	assert_int_equal(leases_stats_add(&x->l, "big", 100), 0);
+	s = leases_stats_find(&x->l, "big");
+	assert_non_null(s);
+	assert_true(s->total == USEC_INFINITY);
+	assert_int_equal(s->count, 2);
+}
+
+static void test_why_check(void **state)
+{
+	char problem[160], long_why[LEASE_WHY_MAX + 2];
+
+	(void)state;
+	assert_int_equal(lease_why_check("", problem, sizeof(problem)), 0);
+	assert_int_equal(lease_why_check("backup to /mnt (nightly)", problem, sizeof(problem)), 0);
+	assert_int_equal(lease_why_check("bad\nline", problem, sizeof(problem)), -EINVAL);
+	assert_non_null(strstr(problem, "0x0a at offset 3"));
+	memset(long_why, 'w', LEASE_WHY_MAX + 1);
+	long_why[LEASE_WHY_MAX + 1] = 0;
+	assert_int_equal(lease_why_check(long_why, problem, sizeof(problem)), -EINVAL);
+	assert_non_null(strstr(problem, "257 bytes long, at most 256"));
+	long_why[LEASE_WHY_MAX] = 0;
+	assert_int_equal(lease_why_check(long_why, problem, sizeof(problem)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_event_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_observer_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_keeps_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_saturate, setup, teardown),
+		cmocka_unit_test(test_why_check),
 		cmocka_unit_test_setup_teardown(test_acquire_release_transitions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find_and_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline_expiry, setup, teardown),

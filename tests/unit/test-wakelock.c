@@ -89,7 +89,7 @@ static void test_remove_stale(void **state)
 	/* Ours, a sub-lock of ours, a lookalike prefix and someone else's. */
 	fixture_write(*state, SYSFS_POWER_WAKE_LOCK, "other autosleepd autosleepd.activity autosleepdx foo.autosleepd\n");
 	stderr_capture_begin();
-	assert_int_equal(wakelock_remove_stale("autosleepd"), 2);
+	assert_int_equal(wakelock_remove_stale("autosleepd", false), 2);
 	log = stderr_capture_end();
 	assert_string_equal(rec.log, "wake_unlock<-autosleepd;wake_unlock<-autosleepd.activity;");
 	assert_non_null(strstr(log, "Removed stale kernel wake lock 'autosleepd'"));
@@ -99,7 +99,7 @@ static void test_remove_stale(void **state)
 static void test_remove_stale_none(void **state)
 {
 	fixture_write(*state, SYSFS_POWER_WAKE_LOCK, "\n");
-	assert_int_equal(wakelock_remove_stale("autosleepd"), 0);
+	assert_int_equal(wakelock_remove_stale("autosleepd", false), 0);
 	assert_string_equal(rec.log, "");
 }
 

@@ -61,6 +61,11 @@ sd_bus *bus_get_sd_bus(struct bus *b)
 	return b ? b->bus : NULL;
 }
 
+bool bus_leases_persist(struct bus *b)
+{
+	return b && lease_store_enabled(b->store);
+}
+
 static int on_changed(sd_event_source *s, void *userdata)
 {
 	struct bus *b = userdata;

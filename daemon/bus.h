@@ -29,6 +29,8 @@ int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct
 /* keep_stored: leave the leases in the fd store and on disk for the next instance. */
 struct bus *bus_free(struct bus *b, bool keep_stored);
 sd_bus *bus_get_sd_bus(struct bus *b);
+/* Whether D-Bus leases outlive this process (fd store and runtime directory both usable). */
+bool bus_leases_persist(struct bus *b);
 
 /* All of these accept b == NULL (running without a bus). */
 void bus_emit_changed(struct bus *b, const char *property);

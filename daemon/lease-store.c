@@ -32,19 +32,16 @@ int lease_store_new(const char *dir, struct lease_store **ret)
 		return -ENOMEM;
 	s->dir_fd = -EBADF;
 	if (dir && fdstore_available()) {
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			int r = log_warning_errno(negative_errno(), "Cannot create %s: %m; wake locks will not survive a restart",
-						  dir);
-			free(s);
-			return r;
-		}
-		s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		s->dir = strdup(dir);
-		if (s->dir_fd < 0 || !s->dir) {
-			int r = s->dir_fd < 0 ? negative_errno() : -ENOMEM;
-
+		/* A store we cannot use is no reason to refuse wake locks: they just end with us. */
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			log_warning_errno(negative_errno(), "Cannot create %s: %m; wake locks will not survive a restart",
+					  dir);
+		else if ((s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+			log_warning_errno(negative_errno(), "Cannot open %s: %m; wake locks will not survive a restart",
+					  dir);
+		else if (!(s->dir = strdup(dir))) {
 			lease_store_free(s);
-			return r;
+			return -ENOMEM;
 		}
 	}
 	*ret = s;

@@ -75,31 +75,10 @@ void leases_done(struct leases *l)
 	*l = (struct leases){};
 }
 
-static struct lease_stats *stats_get(struct leases *l, const char *name)
+static struct lease_stats *stats_new(struct leases *l, const char *name)
 {
-	struct lease_stats *s, *victim = NULL;
+	struct lease_stats *s = calloc(1, sizeof(*s));
 
-	for (s = l->stats; s; s = s->next)
-		if (strcmp(s->name, name) == 0) {
-			/* Keep the list ordered by last change so eviction finds the oldest. */
-			stats_unlink(l, s);
-			stats_push_front(l, s);
-			return s;
-		}
-
-	if (l->n_stats >= LEASES_STATS_MAX) {
-		for (s = l->stats; s; s = s->next)
-			if (s->active == 0)
-				victim = s;
-		/* Every entry active means more leases than names allowed: refuse. */
-		if (!victim)
-			return NULL;
-		stats_unlink(l, victim);
-		free(victim->name);
-		free(victim);
-		l->n_stats--;
-	}
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->name = strdup(name);
@@ -110,6 +89,43 @@ static struct lease_stats *stats_get(struct leases *l, const char *name)
 	stats_push_front(l, s);
 	l->n_stats++;
 	return s;
+}
+
+static struct lease_stats *stats_get(struct leases *l, const char *name)
+{
+	struct lease_stats *s, *victim = NULL, *other = NULL;
+
+	for (s = l->stats; s; s = s->next)
+		if (strcmp(s->name, name) == 0) {
+			/* Keep the list ordered by last change so eviction finds the oldest. */
+			stats_unlink(l, s);
+			stats_push_front(l, s);
+			return s;
+		}
+
+	if (l->n_stats >= LEASES_STATS_MAX) {
+		for (s = l->stats; s; s = s->next) {
+			if (s->active == 0)
+				victim = s;
+			if (strcmp(s->name, LEASES_STATS_OTHER) == 0)
+				other = s;
+		}
+		/* Every name in use: count this one with the other overflowing names. */
+		if (!victim) {
+			if (other) {
+				stats_unlink(l, other);
+				stats_push_front(l, other);
+				return other;
+			}
+			/* The bound is exceeded by one entry, once. */
+			return stats_new(l, LEASES_STATS_OTHER);
+		}
+		stats_unlink(l, victim);
+		free(victim->name);
+		free(victim);
+		l->n_stats--;
+	}
+	return stats_new(l, name);
 }
 
 const struct lease_stats *leases_stats_find(const struct leases *l, const char *name)
@@ -162,6 +178,7 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 	l->tail = x;
 	l->n++;
 
+	x->stats = s;
 	s->count++;
 	s->active++;
 	s->last_change = l->now(CLOCK_REALTIME);
@@ -226,15 +243,14 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 	l->n--;
 
 	held = usec_sub(l->now(CLOCK_BOOTTIME), x->since);
-	s = stats_get(l, x->name);
-	/* stats_get only fails to create; the entry exists while a lease of that name is active. */
-	if (s) {
-		s->active--;
-		s->total = usec_add(s->total, held);
-		if (held > s->max)
-			s->max = held;
-		s->last_change = l->now(CLOCK_REALTIME);
-	}
+	s = x->stats;
+	stats_unlink(l, s);
+	stats_push_front(l, s);
+	s->active--;
+	s->total = usec_add(s->total, held);
+	if (held > s->max)
+		s->max = held;
+	s->last_change = l->now(CLOCK_REALTIME);
 	if (l->n == 0)
 		notify(l, LEASE_UNHELD, x, reason);
 	lease_free(x);

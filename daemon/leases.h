@@ -26,6 +26,7 @@ struct lease {
 	usec_t since_realtime; /* for display */
 	usec_t deadline;       /* CLOCK_BOOTTIME, USEC_INFINITY for none */
 	void *data;            /* owned by the front end that took the lease */
+	struct lease_stats *stats; /* its name's entry; never evicted while the lease is active */
 	struct lease *prev, *next;
 };
 
@@ -52,8 +53,13 @@ struct lease_stats {
 	struct lease_stats *prev, *next;
 };
 
-/* Bound on distinct names kept in statistics; the least recently changed inactive one goes first. */
+/*
+ * Bound on distinct names kept in statistics; the least recently changed
+ * inactive one goes first. When every entry is in use, further names are
+ * counted together under LEASES_STATS_OTHER: statistics never refuse a lease.
+ */
 #define LEASES_STATS_MAX 1024
+#define LEASES_STATS_OTHER "(other names)"
 
 enum lease_event {
 	LEASE_HELD,     /* the first lease was taken (x: that lease) */

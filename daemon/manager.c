@@ -538,8 +538,8 @@ int manager_startup(struct manager *m)
 		log_warning_errno(r, "No D-Bus system bus (%m): running without the D-Bus API and logind integration");
 	else
 		log_info("Up to %u D-Bus wake locks (MaxPerUser=%u); they %s", max_locks, m->config.max_locks_per_user,
-			 store_dir && fdstore_available() ? "survive a restart through the service manager's fd store"
-							   : "end if the daemon does");
+			 bus_leases_persist(m->bus) ? "survive a restart through the service manager's fd store"
+						    : "end if the daemon does");
 	fdstore_done(&stored);
 
 	/* Whatever an earlier instance held and nobody holds any more goes now. */
@@ -552,7 +552,7 @@ int manager_startup(struct manager *m)
 	}
 
 	/* Without a store, clients need a moment to take their locks again after a restart. */
-	if (!(store_dir && fdstore_available()) && m->config.startup_hold > 0) {
+	if (!bus_leases_persist(m->bus) && m->config.startup_hold > 0) {
 		uint64_t id;
 
 		r = manager_hold(m, "autosleepd.startup", "start-up: time for clients to take their wake locks",

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-harness.h"
 #include "fixture.h"
 #include "time-util.h"
 
@@ -27,9 +28,7 @@
 #define PATH "/org/autosleep1"
 #define IFACE "org.autosleep1.Manager"
 
-static char *dir;
-static char address[512];
-static pid_t bus_pid, daemon_pid;
+static struct harness h;
 static sd_bus *bus;
 
 /* Signals seen, one "Member arg arg ..." line each. */
@@ -98,57 +97,17 @@ static void drain(void)
 
 static int open_client(sd_bus **ret)
 {
-	sd_bus *b;
-	int r;
-
-	r = sd_bus_new(&b);
-	if (r < 0)
-		return r;
-	sd_bus_set_address(b, address);
-	sd_bus_set_bus_client(b, true);
-	r = sd_bus_start(b);
-	if (r < 0) {
-		sd_bus_unref(b);
-		return r;
-	}
-	*ret = b;
-	return 0;
+	return harness_open_client(&h, ret);
 }
 
 static int acquire(sd_bus *b, const char *name, uint64_t timeout, int *ret_fd, sd_bus_error *e)
 {
-	sd_bus_message *reply = NULL;
-	int fd, r;
-
-	r = sd_bus_call_method(b, NAME, PATH, IFACE, "AcquireWakeLock", e, &reply, "sst", name, "testing", timeout);
-	if (r < 0)
-		return r;
-	r = sd_bus_message_read(reply, "h", &fd);
-	if (r >= 0)
-		*ret_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	sd_bus_message_unref(reply);
-	return r;
+	return harness_acquire(b, name, "testing", timeout, ret_fd, e);
 }
 
-/* No cmocka asserts here: forked children use it too. Returns -1 on error. */
 static int count_locks_on(sd_bus *b, const char *name)
 {
-	sd_bus_message *reply = NULL;
-	const char *n, *why, *owner;
-	uint32_t uid, pid;
-	uint64_t since, deadline;
-	int count = 0;
-
-	if (sd_bus_call_method(b, NAME, PATH, IFACE, "ListWakeLocks", NULL, &reply, "") < 0 ||
-	    sd_bus_message_enter_container(reply, 'a', "(sssuutt)") < 0) {
-		sd_bus_message_unref(reply);
-		return -1;
-	}
-	while (sd_bus_message_read(reply, "(sssuutt)", &n, &why, &owner, &uid, &pid, &since, &deadline) > 0)
-		if (!name || strcmp(n, name) == 0)
-			count++;
-	sd_bus_message_unref(reply);
-	return count;
+	return harness_count_locks(b, name);
 }
 
 static int count_locks(const char *name)
@@ -159,82 +118,16 @@ static int count_locks(const char *name)
 	return n;
 }
 
-static void spawn(pid_t *pid, char *const argv[], const char *log)
-{
-	*pid = fork();
-	assert_true(*pid >= 0);
-	if (*pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-		setenv("DBUS_SYSTEM_BUS_ADDRESS", address, 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-}
-
 static int group_setup(void **state)
 {
-	char path[512], conf[2048], cfg[512], log[512], busconf[512];
-	const char *units = getenv("UNITS_DIR"), *daemon = getenv("AUTOSLEEPD");
-	sd_bus_error e = SD_BUS_ERROR_NULL;
-	int has = 0;
-
-	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !units || !daemon) {
+	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !getenv("UNITS_DIR") || !getenv("AUTOSLEEPD")) {
 		fprintf(stderr, "test-bus needs root and /usr/bin/dbus-daemon, skipping\n");
 		exit(77);
 	}
-	dir = fixture_new("sysfs-basic");
-	/* Unprivileged clients must reach the bus socket inside it. */
-	chmod(dir, 0755);
-	snprintf(address, sizeof(address), "unix:path=%s/bus", dir);
-	snprintf(conf, sizeof(conf),
-		 "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN\" "
-		 "\"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
-		 "<busconfig><type>system</type><listen>%s</listen><auth>EXTERNAL</auth>\n"
-		 /* The default policy of Debian's system.conf, trimmed. */
-		 "<policy context=\"default\"><allow user=\"*\"/><deny own=\"*\"/><deny send_type=\"method_call\"/>"
-		 "<allow send_type=\"signal\"/><allow send_requested_reply=\"true\" send_type=\"method_return\"/>"
-		 "<allow send_requested_reply=\"true\" send_type=\"error\"/><allow receive_type=\"method_call\"/>"
-		 "<allow receive_type=\"method_return\"/><allow receive_type=\"error\"/><allow receive_type=\"signal\"/>"
-		 "<allow send_destination=\"org.freedesktop.DBus\" send_interface=\"org.freedesktop.DBus\"/>"
-		 "</policy>\n<include>%s/org.autosleep1.conf</include></busconfig>\n",
-		 address, units);
-	snprintf(busconf, sizeof(busconf), "%s/bus.conf", dir);
-	fixture_write(dir, "bus.conf", conf);
-	snprintf(log, sizeof(log), "%s/dbus.log", dir);
-	spawn(&bus_pid, (char *[]){ "/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file", busconf, NULL },
-	      log);
-	snprintf(path, sizeof(path), "%s/bus", dir);
-	for (int i = 0; i < 200 && access(path, F_OK) < 0; i++)
-		usleep(10000);
-
-	fixture_write(dir, "autosleep.conf", "[Backoff]\nDelaySec=300ms\n[WakeLocks]\nMaxPerUser=3\nStartupHoldSec=0\n");
-	snprintf(cfg, sizeof(cfg), "%s/autosleep.conf", dir);
-	snprintf(log, sizeof(log), "%s/daemon.log", dir);
-	spawn(&daemon_pid, (char *[]){ (char *)daemon, "--root", dir, "--config", cfg, "--dry-run", "--log-level=debug", NULL },
-	      log);
-
+	assert_int_equal(harness_bus_start(&h, "sysfs-basic", NULL), 0);
+	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = "[Backoff]\nDelaySec=300ms\n[WakeLocks]\nMaxPerUser=3\nStartupHoldSec=0\n" }) > 0);
 	assert_int_equal(open_client(&bus), 0);
-	for (int i = 0; i < 300 && !has; i++) {
-		sd_bus_message *reply = NULL;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-				       "NameHasOwner", &e, &reply, "s", NAME) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&e);
-		if (!has)
-			usleep(10000);
-	}
-	if (!has) {
-		char *l = fixture_read(dir, "daemon.log");
-
-		fprintf(stderr, "autosleepd never took %s; its log:\n%s\n", NAME, l ? l : "");
-		free(l);
-		return -1;
-	}
 	assert_true(sd_bus_match_signal(bus, NULL, NAME, PATH, IFACE, NULL, on_signal, NULL) >= 0);
 	assert_true(sd_bus_match_signal(bus, NULL, NAME, PATH, "org.freedesktop.DBus.Properties", "PropertiesChanged",
 					on_signal, NULL) >= 0);
@@ -245,27 +138,19 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	int status = -1;
+	int status;
 
 	sd_bus_flush_close_unref(bus);
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGTERM);
-		waitpid(daemon_pid, &status, 0);
-		/* A daemon that crashed on any of our bad input fails the whole group. */
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			char *l = fixture_read(dir, "daemon.log");
-
-			fprintf(stderr, "autosleepd did not exit cleanly (status %d); log:\n%s\n", status, l ? l : "");
-			free(l);
-			status = -1;
-		} else
-			status = 0;
+	status = harness_daemon_stop(&h, SIGTERM);
+	/* A daemon that crashed on any of our bad input fails the whole group. */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "autosleepd did not exit cleanly (status %d)\n", status);
+		harness_show_log(&h, "daemon.log");
+		status = -1;
+	} else {
+		status = 0;
 	}
-	if (bus_pid > 0) {
-		kill(bus_pid, SIGTERM);
-		waitpid(bus_pid, NULL, 0);
-	}
-	fixture_free(dir);
+	harness_stop(&h);
 	return status;
 }
 
@@ -360,6 +245,39 @@ static void test_timeout_expires(void **state)
 	assert_true(wait_signal("WakeLockReleased short", &from, 2000));
 	assert_non_null(strstr(seen[(from - 1) % 64], " expired "));
 	close(fd);
+}
+
+static void test_timeout_near_2_64(void **state)
+{
+	uint64_t timeouts[] = { UINT64_MAX - 1, UINT64_MAX - USEC_PER_SEC, UINT64_MAX / 2 + 1 };
+	int fds[3];
+
+	/* now + timeout must saturate, not wrap to a deadline in the past. */
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(acquire(bus, "far-future", timeouts[i], &fds[i], NULL), 1);
+	usleep(300 * 1000);
+	drain();
+	assert_int_equal(count_locks("far-future"), 3);
+	for (size_t i = 0; i < 3; i++)
+		close(fds[i]);
+}
+
+static void test_fd_outlives_connection(void **state)
+{
+	unsigned from = n_seen;
+	sd_bus *b;
+	int fd = -1;
+
+	/* The lease is the fd: handed on (to a child, say), it outlives the caller's connection. */
+	assert_int_equal(open_client(&b), 0);
+	assert_int_equal(acquire(b, "handed-on", 0, &fd, NULL), 1);
+	sd_bus_flush_close_unref(b);
+	usleep(300 * 1000);
+	drain();
+	assert_int_equal(count_locks("handed-on"), 1);
+	close(fd);
+	assert_true(wait_signal("WakeLockReleased handed-on", &from, 1000));
+	assert_non_null(strstr(seen[(from - 1) % 64], " closed "));
 }
 
 static void expect_invalid(const char *name, const char *needle)
@@ -602,6 +520,8 @@ int main(void)
 		cmocka_unit_test(test_killed_client),
 		cmocka_unit_test(test_dup_keeps_lock),
 		cmocka_unit_test(test_timeout_expires),
+		cmocka_unit_test(test_timeout_near_2_64),
+		cmocka_unit_test(test_fd_outlives_connection),
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_quota),
 		cmocka_unit_test(test_unprivileged),

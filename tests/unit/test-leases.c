@@ -297,6 +297,33 @@ static void test_why_check(void **state)
 	assert_int_equal(lease_why_check(long_why, problem, sizeof(problem)), 0);
 }
 
+static void test_stats_full_of_active_names(void **state)
+{
+	struct ctx *x = *state;
+	const struct lease_stats *o;
+	char name[32];
+	uint64_t id, first = 0;
+
+	/* More active names than statistics keep: no lease is refused, the rest are counted together. */
+	for (int i = 0; i < LEASES_STATS_MAX + 10; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(leases_acquire(&x->l, name, "", "", 0, 0, USEC_INFINITY, &id), 0);
+		if (i == 0)
+			first = id;
+	}
+	assert_int_equal(x->l.n, LEASES_STATS_MAX + 10);
+	o = leases_stats_find(&x->l, LEASES_STATS_OTHER);
+	assert_non_null(o);
+	assert_int_equal(o->active, 10);
+	assert_null(leases_stats_find(&x->l, "n1030"));
+	assert_non_null(leases_stats_find(&x->l, "n0"));
+	for (uint64_t i = first; i < first + LEASES_STATS_MAX + 10; i++)
+		assert_int_equal(leases_release(&x->l, i, "released"), 0);
+	assert_int_equal(o->active, 0);
+	assert_int_equal(o->count, 10);
+	assert_int_equal(leases_stats_find(&x->l, "n5")->active, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +332,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_keeps_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_saturate, setup, teardown),
 		cmocka_unit_test(test_why_check),
+		cmocka_unit_test_setup_teardown(test_stats_full_of_active_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acquire_release_transitions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find_and_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline_expiry, setup, teardown),

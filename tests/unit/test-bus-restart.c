@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Restarts and failures, against the real daemon on a private dbus-daemon.
+ * The test plays systemd's part where the daemon needs it: it receives
+ * FDSTORE=1 messages on $NOTIFY_SOCKET, drops a stored fd once it reports
+ * EPOLLHUP (as systemd does), and passes the store back to the next
+ * instance with $LISTEN_FDS/$LISTEN_FDNAMES. It also plays logind, slowly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "bus-harness.h"
+#include "fixture.h"
+#include "time-util.h"
+
+#define STORE_MAX 64
+
+static struct harness h;
+static int notify_fd = -1;
+/* Like systemd, read notifications as they come: a full socket would block the daemon. */
+static pthread_t pump_thread;
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool pump_stop;
+static char notify_env[600], runtime_env[600];
+
+static struct {
+	char name[64];
+	int fd;
+} store[STORE_MAX];
+static unsigned n_store;
+
+static void store_remove(const char *name)
+{
+	for (unsigned i = 0; i < n_store; i++)
+		if (strcmp(store[i].name, name) == 0) {
+			close(store[i].fd);
+			store[i] = store[--n_store];
+			return;
+		}
+}
+
+/* Take in every pending sd_notify() message, as the service manager would. */
+static void notify_pump_locked(int timeout_ms)
+{
+	while (poll(&(struct pollfd){ .fd = notify_fd, .events = POLLIN }, 1, timeout_ms) > 0) {
+		char buf[4096], cbuf[CMSG_SPACE(sizeof(int) * 8)];
+		struct iovec iov = { buf, sizeof(buf) - 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		int fds[8], n_fds = 0;
+		const char *name = NULL;
+		ssize_t n;
+
+		n = recvmsg(notify_fd, &mh, MSG_CMSG_CLOEXEC);
+		if (n < 0)
+			break;
+		buf[n] = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				n_fds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+				memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)n_fds);
+			}
+		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+			if (strncmp(l, "FDNAME=", 7) == 0)
+				name = l + 7;
+		if (strstr(buf, "FDSTOREREMOVE=1") && name) {
+			store_remove(name);
+		} else if (strstr(buf, "FDSTORE=1") && name && n_fds == 1 && n_store < STORE_MAX) {
+			store_remove(name);
+			snprintf(store[n_store].name, sizeof(store[n_store].name), "%s", name);
+			store[n_store++].fd = fds[0];
+		} else {
+			for (int i = 0; i < n_fds; i++)
+				close(fds[i]);
+		}
+		timeout_ms = 0;
+	}
+}
+
+static void notify_pump(int timeout_ms)
+{
+	pthread_mutex_lock(&store_lock);
+	notify_pump_locked(timeout_ms);
+	pthread_mutex_unlock(&store_lock);
+}
+
+static void *pump_main(void *userdata)
+{
+	(void)userdata;
+	while (!__atomic_load_n(&pump_stop, __ATOMIC_SEQ_CST))
+		notify_pump(20);
+	return NULL;
+}
+
+/* systemd drops stored fds that hang up (the client closed its end). */
+static void store_drop_hung_up(void)
+{
+	for (unsigned i = 0; i < n_store;) {
+		struct pollfd p = { .fd = store[i].fd };
+
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR))) {
+			close(store[i].fd);
+			store[i] = store[--n_store];
+		} else {
+			i++;
+		}
+	}
+}
+
+static bool stored(const char *prefix)
+{
+	for (unsigned i = 0; i < n_store; i++)
+		if (strncmp(store[i].name, prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
+static pid_t start_daemon(const char *log, bool with_store)
+{
+	static char names[STORE_MAX * 64];
+	static int fds[STORE_MAX];
+	char *const env[] = { notify_env, runtime_env, NULL };
+	size_t len = 0;
+
+	names[0] = 0;
+	pthread_mutex_lock(&store_lock);
+	for (unsigned i = 0; with_store && i < n_store; i++) {
+		/* Copies: systemd keeps its own while it hands them out. */
+		fds[i] = dup(store[i].fd);
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ":" : "", store[i].name);
+	}
+	unsigned n = with_store ? n_store : 0;
+	pthread_mutex_unlock(&store_lock);
+	pid_t pid = harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = "[Backoff]\nDelaySec=100ms\n[WakeLocks]\nStartupHoldSec=0\n",
+		.log = log,
+		.env = env,
+		.fds = fds,
+		.n_fds = (int)n,
+		.fd_names = names,
+	});
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	return pid;
+}
+
+struct lock_info {
+	char owner[64];
+	uint64_t deadline;
+	uint32_t uid;
+	int found;
+};
+
+static struct lock_info find_lock(sd_bus *b, const char *name)
+{
+	struct lock_info info = {};
+	sd_bus_message *reply = NULL;
+	const char *n, *why, *owner;
+	uint32_t uid, pid;
+	uint64_t since, deadline;
+
+	assert_int_equal(sd_bus_call_method(b, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "ListWakeLocks", NULL, &reply, ""),
+			 1);
+	assert_true(sd_bus_message_enter_container(reply, 'a', "(sssuutt)") >= 0);
+	while (sd_bus_message_read(reply, "(sssuutt)", &n, &why, &owner, &uid, &pid, &since, &deadline) > 0)
+		if (strcmp(n, name) == 0) {
+			info.found++;
+			snprintf(info.owner, sizeof(info.owner), "%s", owner);
+			info.deadline = deadline;
+			info.uid = uid;
+		}
+	sd_bus_message_unref(reply);
+	return info;
+}
+
+static int count_in_log(const char *log, const char *needle)
+{
+	char *l = fixture_read(h.dir, log), *p = l;
+	int n = 0;
+
+	while (p && (p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	free(l);
+	return n;
+}
+
+static int take(sd_bus *b, const char *name, uint64_t timeout, int *ret_fd, const char *log)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = harness_acquire(b, name, "restart test", timeout, ret_fd, &e);
+
+	if (r != 1) {
+		fprintf(stderr, "AcquireWakeLock(%s): %s\n", name, e.message ? e.message : strerror(-r));
+		harness_show_log(&h, log);
+	}
+	sd_bus_error_free(&e);
+	return r;
+}
+
+static int setup(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[512];
+
+	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !getenv("AUTOSLEEPD")) {
+		fprintf(stderr, "test-bus-restart needs root and /usr/bin/dbus-daemon, skipping\n");
+		exit(77);
+	}
+	assert_int_equal(harness_bus_start(&h, "sysfs-basic",
+					   /* Our stand-in for logind may own its name. */
+					   "<policy user=\"root\"><allow own=\"org.freedesktop.login1\"/>"
+					   "<allow send_destination=\"org.freedesktop.login1\"/></policy>"),
+			 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", h.dir);
+	notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(notify_fd >= 0);
+	assert_int_equal(bind(notify_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", sa.sun_path);
+	snprintf(path, sizeof(path), "%s/run", h.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(runtime_env, sizeof(runtime_env), "RUNTIME_DIRECTORY=%s", path);
+	assert_int_equal(pthread_create(&pump_thread, NULL, pump_main, NULL), 0);
+	*state = NULL;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	__atomic_store_n(&pump_stop, true, __ATOMIC_SEQ_CST);
+	pthread_join(pump_thread, NULL);
+	while (n_store > 0)
+		store_remove(store[0].name);
+	close(notify_fd);
+	harness_stop(&h);
+	return 0;
+}
+
+static void test_sigkill_and_restart_keeps_locks(void **state)
+{
+	struct lock_info a1, a2, b2, c2, d2;
+	int fa, fb, fc, fd, status;
+	sd_bus *client;
+	char *unlocked;
+
+	assert_true(start_daemon("first.log", false) > 0);
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	assert_int_equal(take(client, "timed", 3600 * USEC_PER_SEC, &fa, "first.log"), 1);
+	assert_int_equal(take(client, "plain", 0, &fb, "first.log"), 1);
+	assert_int_equal(take(client, "released", 0, &fc, "first.log"), 1);
+	assert_int_equal(take(client, "closed-while-down", 0, &fd, "first.log"), 1);
+	a1 = find_lock(client, "timed");
+	close(fc);
+	for (int i = 0; i < 100 && find_lock(client, "released").found; i++)
+		usleep(10000);
+	notify_pump(200);
+	assert_true(stored("lease-"));
+
+	status = harness_daemon_stop(&h, SIGKILL);
+	assert_true(WIFSIGNALED(status));
+	fixture_write(h.dir, "sys/power/wake_unlock", "");
+	/* The client lets one go while the daemon is down; systemd notices the hang-up. */
+	close(fd);
+	notify_pump(0);
+	pthread_mutex_lock(&store_lock);
+	store_drop_hung_up();
+	pthread_mutex_unlock(&store_lock);
+
+	assert_true(start_daemon("second.log", true) > 0);
+	a2 = find_lock(client, "timed");
+	b2 = find_lock(client, "plain");
+	c2 = find_lock(client, "released");
+	d2 = find_lock(client, "closed-while-down");
+	assert_int_equal(a2.found, 1);
+	assert_int_equal(b2.found, 1);
+	assert_int_equal(c2.found, 0);
+	assert_int_equal(d2.found, 0);
+	/* Same owner, same deadline (shown in wall-clock time: allow for rounding). */
+	assert_string_equal(a2.owner, a1.owner);
+	assert_string_equal(b2.owner, a1.owner);
+	assert_true(a2.deadline + 2 >= a1.deadline && a2.deadline <= a1.deadline + 2);
+	assert_int_equal(a2.uid, 0);
+	/* Nothing suspended in between, and the kernel lock was never let go. */
+	assert_int_equal(count_in_log("second.log", "would write mem to state"), 0);
+	unlocked = fixture_read(h.dir, "sys/power/wake_unlock");
+	assert_null(strstr(unlocked, "autosleepd"));
+	free(unlocked);
+
+	/* The restored locks are the fds: closing them ends them, and then it sleeps. */
+	close(fa);
+	close(fb);
+	for (int i = 0; i < 300 && count_in_log("second.log", "would write mem to state") == 0; i++)
+		usleep(10000);
+	assert_true(count_in_log("second.log", "would write mem to state") > 0);
+	assert_int_equal(find_lock(client, "timed").found, 0);
+	sd_bus_flush_close_unref(client);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
+static void test_losing_the_bus_is_fatal(void **state)
+{
+	int fa, status = -1;
+	sd_bus *client;
+	char *unlocked, rec[600];
+	pid_t pid;
+
+	pid = start_daemon("busloss.log", false);
+	assert_true(pid > 0);
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	assert_int_equal(take(client, "kept", 0, &fa, "busloss.log"), 1);
+	notify_pump(200);
+	fixture_write(h.dir, "sys/power/wake_unlock", "");
+	sd_bus_flush_close_unref(client);
+
+	kill(h.bus_pid, SIGKILL);
+	waitpid(h.bus_pid, NULL, 0);
+	h.bus_pid = 0;
+	for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	h.daemon_pid = 0;
+	/* It exits non-zero so that systemd restarts it... */
+	assert_true(WIFEXITED(status));
+	assert_int_not_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(count_in_log("busloss.log", "Lost the connection to the D-Bus system bus"), 1);
+	/* ...keeping the kernel lock and the stored lease for the next instance. */
+	unlocked = fixture_read(h.dir, "sys/power/wake_unlock");
+	assert_null(strstr(unlocked, "autosleepd"));
+	free(unlocked);
+	notify_pump(0);
+	assert_true(stored("lease-"));
+	snprintf(rec, sizeof(rec), "%s/run/leases", h.dir);
+	assert_int_equal(access(rec, F_OK), 0);
+	close(fa);
+}
+
+/* A logind that takes its time to answer ListInhibitors. */
+static sd_bus_message *pending_list;
+
+static int fake_list_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	pending_list = sd_bus_message_ref(m);
+	return 1;
+}
+
+static const sd_bus_vtable fake_logind_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_METHOD("ListInhibitors", "", "a(ssssuu)", fake_list_inhibitors, 0),
+	SD_BUS_VTABLE_END,
+};
+
+static void test_no_suspend_before_logind_answers(void **state)
+{
+	sd_bus *logind, *client;
+	usec_t end;
+	int n;
+
+	assert_int_equal(harness_open_client(&h, &logind), 0);
+	assert_true(sd_bus_add_object_vtable(logind, NULL, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+					     fake_logind_vtable, NULL) >= 0);
+	assert_true(sd_bus_request_name(logind, "org.freedesktop.login1", 0) >= 0);
+	assert_true(start_daemon("logind.log", false) > 0);
+
+	/* A whole second without logind's answer: held, and nothing suspends. */
+	end = now(CLOCK_MONOTONIC) + USEC_PER_SEC;
+	while (now(CLOCK_MONOTONIC) < end) {
+		if (sd_bus_process(logind, NULL) > 0)
+			continue;
+		sd_bus_wait(logind, 10 * USEC_PER_MSEC);
+	}
+	assert_non_null(pending_list);
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	assert_int_equal(harness_count_locks(client, "logind-inhibitor"), 1);
+	assert_int_equal(count_in_log("logind.log", "would write mem to state"), 0);
+
+	/* logind answers: no inhibitors. Cycles begin. */
+	assert_true(sd_bus_reply_method_return(pending_list, "a(ssssuu)", 0) >= 0);
+	pending_list = sd_bus_message_unref(pending_list);
+	sd_bus_flush(logind);
+	for (int i = 0; i < 300 && (n = count_in_log("logind.log", "would write mem to state")) == 0; i++) {
+		sd_bus_process(logind, NULL);
+		usleep(10000);
+	}
+	assert_true(n > 0);
+	assert_int_equal(harness_count_locks(client, "logind-inhibitor"), 0);
+	sd_bus_flush_close_unref(client);
+	sd_bus_flush_close_unref(logind);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sigkill_and_restart_keeps_locks),
+		cmocka_unit_test(test_no_suspend_before_logind_answers),
+		/* Last: it kills the bus. */
+		cmocka_unit_test(test_losing_the_bus_is_fatal),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

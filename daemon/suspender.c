@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,14 @@ struct suspender {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	/*
+	 * The gate: the thread holds it from its last look at blocked/enabled
+	 * until the state write returned. set_blocked(true) and
+	 * set_enabled(false) pass through it after setting their flag, so when
+	 * they return no state write is running and none can start. Lock order:
+	 * gate, then lock; the barrier never holds both.
+	 */
+	pthread_mutex_t gate;
 	bool blocked;
 	bool enabled;
 	bool stopping;
@@ -86,16 +95,13 @@ int suspender_new(const struct suspender_params *p, struct suspender **ret)
 	s->state = strdup(p->state ? p->state : "mem");
 	if (!s->state)
 		return -ENOMEM;
-	if (pipe2(s->pipe, O_CLOEXEC) < 0) {
+	/*
+	 * Both ends non-blocking: the thread must never sleep on a full pipe
+	 * while it holds the gate, or a main loop waiting at the gate would
+	 * never drain it.
+	 */
+	if (pipe2(s->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = negative_errno();
-		free(s->state);
-		return r;
-	}
-	/* Only the main loop's end is non-blocking; the thread may wait for room. */
-	if (fcntl(s->pipe[0], F_SETFL, O_NONBLOCK) < 0) {
-		r = negative_errno();
-		safe_close(s->pipe[0]);
-		safe_close(s->pipe[1]);
 		free(s->state);
 		return r;
 	}
@@ -106,6 +112,7 @@ int suspender_new(const struct suspender_params *p, struct suspender **ret)
 	backoff_init(&s->backoff, p->backoff_base, p->backoff_multiplier, p->backoff_flat_attempts,
 		     p->backoff_max);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->gate, NULL);
 	/* Backoff is awake time: the monotonic clock does not run while suspended. */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -135,23 +142,6 @@ int suspender_read_event(struct suspender *s, struct suspender_event *ret)
 	return 1;
 }
 
-static void emit(struct suspender *s, const struct suspender_event *ev)
-{
-	_Static_assert(sizeof(struct suspender_event) <= PIPE_BUF, "event must fit one atomic pipe write");
-	ssize_t n;
-
-	do
-		n = write(s->pipe[1], ev, sizeof(*ev));
-	while (n < 0 && errno == EINTR);
-}
-
-static void emit_state(struct suspender *s, enum suspender_state st)
-{
-	struct suspender_event ev = { .type = SUSPENDER_EVENT_STATE, .state = st };
-
-	emit(s, &ev);
-}
-
 static bool is_stopping(struct suspender *s)
 {
 	bool r;
@@ -160,6 +150,43 @@ static bool is_stopping(struct suspender *s)
 	r = s->stopping;
 	pthread_mutex_unlock(&s->lock);
 	return r;
+}
+
+/* One event into the pipe without waiting: 0, -EAGAIN when full, or -errno. */
+static int emit_now(struct suspender *s, const struct suspender_event *ev)
+{
+	_Static_assert(sizeof(struct suspender_event) <= PIPE_BUF, "event must fit one atomic pipe write");
+	ssize_t n;
+
+	/* Writes up to PIPE_BUF are all or nothing, also non-blocking. */
+	do
+		n = write(s->pipe[1], ev, sizeof(*ev));
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? negative_errno() : 0;
+}
+
+/* Wait for room in the pipe; false when stopping, which ends the wait. */
+static bool wait_pipe_room(struct suspender *s)
+{
+	struct pollfd p = { .fd = s->pipe[1], .events = POLLOUT };
+
+	/* A bounded wait: the main loop stops reading once it is exiting. */
+	(void)poll(&p, 1, 50);
+	return !is_stopping(s);
+}
+
+static void emit(struct suspender *s, const struct suspender_event *ev)
+{
+	while (emit_now(s, ev) == -EAGAIN)
+		if (!wait_pipe_room(s))
+			return;
+}
+
+static void emit_state(struct suspender *s, enum suspender_state st)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_STATE, .state = st };
+
+	emit(s, &ev);
 }
 
 /* Wait out delay (awake time) and any Disable(). Returns false when stopping. */
@@ -204,6 +231,43 @@ static int wait_unblocked(struct suspender *s)
 		waited = -ESHUTDOWN;
 	pthread_mutex_unlock(&s->lock);
 	return waited;
+}
+
+/*
+ * Take the gate for a state write: the last look at the flags, then the
+ * SUSPENDING event, all under the gate. Returns 0 with the gate held, 1 when
+ * a lease or Disable() came first, or -ESHUTDOWN.
+ */
+static int gate_enter(struct suspender *s)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_STATE, .state = SUSPENDER_SUSPENDING };
+	int r;
+
+	for (;;) {
+		pthread_mutex_lock(&s->gate);
+		pthread_mutex_lock(&s->lock);
+		if (s->stopping)
+			r = -ESHUTDOWN;
+		else if (s->blocked || !s->enabled)
+			r = 1;
+		else
+			r = 0;
+		pthread_mutex_unlock(&s->lock);
+		if (r != 0) {
+			pthread_mutex_unlock(&s->gate);
+			return r;
+		}
+		/*
+		 * Announce the suspend only once it is certain. A full pipe means
+		 * the main loop is behind: let go of the gate while it catches
+		 * up, so a barrier call waiting there cannot deadlock with us.
+		 */
+		if (emit_now(s, &ev) != -EAGAIN)
+			return 0;
+		pthread_mutex_unlock(&s->gate);
+		if (!wait_pipe_room(s))
+			return -ESHUTDOWN;
+	}
 }
 
 static void read_wake_reason(char *buf, size_t size)
@@ -330,21 +394,12 @@ static int64_t attempt(struct suspender *s)
 	}
 	log_full(step, "Wrote %s to wakeup_count", buf);
 
-	/*
-	 * Last check under the lock. A lease taken after this point also takes
-	 * the kernel wake lock, which makes the kernel abort the suspend.
-	 */
-	pthread_mutex_lock(&s->lock);
-	if (s->blocked || !s->enabled || s->stopping) {
-		bool stop = s->stopping;
-
-		pthread_mutex_unlock(&s->lock);
-		log_full(step, "Lease taken after the wakeup_count write, not suspending");
-		return stop ? -ESHUTDOWN : 0;
+	r = gate_enter(s);
+	if (r != 0) {
+		if (r > 0)
+			log_full(step, "Lease taken or disabled after the wakeup_count write, not suspending");
+		return r < 0 ? r : 0;
 	}
-	pthread_mutex_unlock(&s->lock);
-
-	emit_state(s, SUSPENDER_SUSPENDING);
 	b0 = s->now(CLOCK_BOOTTIME);
 	m0 = s->now(CLOCK_MONOTONIC);
 	if (s->dry_run) {
@@ -361,6 +416,7 @@ static int64_t attempt(struct suspender *s)
 	 */
 	m1 = s->now(CLOCK_MONOTONIC);
 	b1 = s->now(CLOCK_BOOTTIME);
+	pthread_mutex_unlock(&s->gate);
 	rep.duration = b1 - b0;
 	/* CLOCK_BOOTTIME runs during suspend, CLOCK_MONOTONIC does not. */
 	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;
@@ -445,12 +501,21 @@ int suspender_start(struct suspender *s)
 	return 0;
 }
 
+/* Wait until no state write is under way; the caller has closed the gate's flags. */
+static void gate_pass(struct suspender *s)
+{
+	pthread_mutex_lock(&s->gate);
+	pthread_mutex_unlock(&s->gate);
+}
+
 void suspender_set_blocked(struct suspender *s, bool blocked)
 {
 	pthread_mutex_lock(&s->lock);
 	s->blocked = blocked;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	if (blocked)
+		gate_pass(s);
 }
 
 void suspender_set_enabled(struct suspender *s, bool enabled)
@@ -459,6 +524,8 @@ void suspender_set_enabled(struct suspender *s, bool enabled)
 	s->enabled = enabled;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	if (!enabled)
+		gate_pass(s);
 }
 
 int suspender_stop(struct suspender *s, usec_t timeout)
@@ -496,6 +563,7 @@ struct suspender *suspender_free(struct suspender *s)
 	safe_close(s->pipe[0]);
 	safe_close(s->pipe[1]);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->gate);
 	pthread_cond_destroy(&s->cond);
 	free(s->state);
 	free(s);

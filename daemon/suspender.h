@@ -86,7 +86,14 @@ int suspender_start(struct suspender *s);
 int suspender_stop(struct suspender *s, usec_t timeout);
 struct suspender *suspender_free(struct suspender *s);
 
-/* Gate: true while any lease is held. The thread never writes state while set. */
+/*
+ * Gate: blocked is true while any lease is held. Blocking (and disabling) is
+ * a barrier: when the call returns, no state write is under way and none
+ * will start until unblocked (enabled) again. If a state write is under way
+ * the call waits until it returned, which is the whole suspend and resume
+ * unless a kernel wake lock taken before makes the kernel abort it.
+ * Unblocking and enabling return at once.
+ */
 void suspender_set_blocked(struct suspender *s, bool blocked);
 void suspender_set_enabled(struct suspender *s, bool enabled);
 

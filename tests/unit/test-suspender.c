@@ -40,6 +40,9 @@ struct fake_kernel {
 	usec_t read_after_cancel_at;
 	struct suspender *s;
 	bool lease_after_count_write; /* a lease arrives right after our wakeup_count write */
+	usec_t write_begin, write_end; /* the last state write, CLOCK_MONOTONIC */
+	bool closed;                   /* set by a test once a barrier call returned */
+	unsigned violations;           /* state writes begun while closed */
 };
 
 static struct fake_kernel fk;
@@ -116,6 +119,14 @@ static int fk_write(void *userdata, const char *rel, const char *value)
 	if (strcmp(rel, SYSFS_POWER_STATE) == 0) {
 		usec_t end = now(CLOCK_MONOTONIC) + fk.state_block;
 
+		pthread_mutex_lock(&fk.lock);
+		fk.write_begin = now(CLOCK_MONOTONIC);
+		if (fk.closed) {
+			fk.violations++;
+			trace("!");
+		}
+		pthread_mutex_unlock(&fk.lock);
+
 		/* The kernel does not abort a suspend for a signal: sleep it out. */
 		while (now(CLOCK_MONOTONIC) < end)
 			nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
@@ -127,6 +138,7 @@ static int fk_write(void *userdata, const char *rel, const char *value)
 			fk.boottime_offset += fk.asleep_per_write;
 		if (r == 0 || fk.state_advances_count)
 			fk.count++;
+		fk.write_end = now(CLOCK_MONOTONIC);
 		pthread_mutex_unlock(&fk.lock);
 		return r;
 	}
@@ -452,6 +464,164 @@ static void test_stop_during_blocking_state_write(void **state)
 	/* The teardown's stop then waits for the write to finish, so nothing leaks. */
 }
 
+static void set_closed(bool closed)
+{
+	pthread_mutex_lock(&fk.lock);
+	fk.closed = closed;
+	pthread_mutex_unlock(&fk.lock);
+}
+
+static unsigned locked_reads(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&fk.lock);
+	n = fk.reads;
+	pthread_mutex_unlock(&fk.lock);
+	return n;
+}
+
+static void wait_state(struct ctx *x, enum suspender_state want)
+{
+	struct suspender_event ev;
+
+	do
+		wait_event(x, SUSPENDER_EVENT_STATE, &ev, 3000);
+	while (ev.state != want);
+}
+
+/*
+ * Close the gate (block or disable) while a 400 ms state write is under way:
+ * the call must return only after the write returned, and no write may start
+ * until the gate opens again.
+ */
+static void check_barrier_during_state_write(struct ctx *x, bool use_disable)
+{
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	usec_t t0, t1, begin, end;
+	unsigned writes, reads;
+
+	fk.state_block = 400 * MS;
+	start(x, &p);
+	/* Sent under the gate just before the write. */
+	wait_state(x, SUSPENDER_SUSPENDING);
+	t0 = now(CLOCK_MONOTONIC);
+	if (use_disable)
+		suspender_set_enabled(x->s, false);
+	else
+		suspender_set_blocked(x->s, true);
+	t1 = now(CLOCK_MONOTONIC);
+	set_closed(true);
+	pthread_mutex_lock(&fk.lock);
+	begin = fk.write_begin;
+	end = fk.write_end;
+	writes = fk.state_writes;
+	pthread_mutex_unlock(&fk.lock);
+	if (writes != 1 || end == 0 || end > t1)
+		fail_msg("barrier returned at %+lld ms, state write %+lld..%+lld ms (%u writes done); trace %s",
+			 ((long long)t1 - (long long)t0) / 1000, begin ? ((long long)begin - (long long)t0) / 1000 : 0,
+			 end ? ((long long)end - (long long)t0) / 1000 : 0, writes, fk.trace);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+
+	/* The thread goes round again and must stop short of the state write. */
+	if (use_disable) {
+		wait_state(x, SUSPENDER_DISABLED);
+	} else {
+		reads = locked_reads();
+		for (usec_t end_wait = now(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC; locked_reads() == reads;) {
+			assert_true(now(CLOCK_MONOTONIC) < end_wait);
+			usleep(1000);
+		}
+	}
+	/* Absence can only be shown by waiting: give a buggy thread time to write. */
+	usleep(200 * 1000);
+	assert_int_equal(locked_state_writes(), 1);
+	set_closed(false);
+	if (use_disable)
+		suspender_set_enabled(x->s, true);
+	else
+		suspender_set_blocked(x->s, false);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_int_equal(fk.violations, 0);
+}
+
+static void test_block_waits_for_state_write(void **state)
+{
+	check_barrier_during_state_write(*state, false);
+}
+
+static void test_disable_waits_for_state_write(void **state)
+{
+	check_barrier_during_state_write(*state, true);
+}
+
+static void spin(unsigned max_us, unsigned *seed)
+{
+	usec_t end = now(CLOCK_MONOTONIC) + (usec_t)(rand_r(seed) % (max_us + 1));
+
+	while (now(CLOCK_MONOTONIC) < end)
+		;
+}
+
+static void drain(struct ctx *x)
+{
+	struct suspender_event ev;
+
+	while (suspender_read_event(x->s, &ev) > 0)
+		;
+}
+
+/*
+ * Leases and Disable() racing a fast kernel: once a barrier call returned,
+ * not one state write may begin until the gate is opened again.
+ */
+static void check_barrier_stress(struct ctx *x, bool use_disable)
+{
+	struct suspender_params p = default_params();
+	unsigned seed = 8, rounds = 3000, writes;
+
+	p.backoff_base = 0;
+	start(x, &p);
+	for (unsigned i = 0; i < rounds; i++) {
+		drain(x);
+		if (use_disable)
+			suspender_set_enabled(x->s, false);
+		else
+			suspender_set_blocked(x->s, true);
+		set_closed(true);
+		spin(30, &seed);
+		/* Open our record before the gate, so no legal write is counted. */
+		set_closed(false);
+		if (use_disable)
+			suspender_set_enabled(x->s, true);
+		else
+			suspender_set_blocked(x->s, false);
+		spin(100, &seed);
+	}
+	drain(x);
+	pthread_mutex_lock(&fk.lock);
+	writes = fk.state_writes;
+	if (fk.violations > 0)
+		fail_msg("%u of %u state writes began after a barrier call returned", fk.violations, writes);
+	pthread_mutex_unlock(&fk.lock);
+	/* The race was really run: the kernel saw plenty of writes. */
+	if (writes < rounds / 10)
+		fail_msg("only %u state writes in %u rounds", writes, rounds);
+}
+
+static void test_block_barrier_stress(void **state)
+{
+	check_barrier_stress(*state, false);
+}
+
+static void test_disable_barrier_stress(void **state)
+{
+	check_barrier_stress(*state, true);
+}
+
 static void test_disabled(void **state)
 {
 	struct ctx *x = *state;
@@ -530,6 +700,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_suspend_off_by_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_during_blocking_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_during_blocking_state_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_block_waits_for_state_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disable_waits_for_state_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_block_barrier_stress, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disable_barrier_stress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_wakeup_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),

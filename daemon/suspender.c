@@ -192,13 +192,26 @@ static void emit_state(struct suspender *s, enum suspender_state st)
 /* Wait out delay (awake time) and any Disable(). Returns false when stopping. */
 static bool wait_ready(struct suspender *s, usec_t delay)
 {
-	struct timespec deadline = timespec_from_usec(now(CLOCK_MONOTONIC) + delay);
+	usec_t t = now(CLOCK_MONOTONIC);
+	/* Saturate: a deadline past what the clock can say is no deadline. */
+	bool forever = delay >= USEC_INFINITY - t;
+	struct timespec deadline = timespec_from_usec(forever ? 0 : t + delay);
 	bool announced = false;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping && delay > 0) {
-		if (pthread_cond_timedwait(&s->cond, &s->lock, &deadline) == ETIMEDOUT)
+		int r;
+
+		if (forever) {
+			pthread_cond_wait(&s->cond, &s->lock);
+			continue;
+		}
+		r = pthread_cond_timedwait(&s->cond, &s->lock, &deadline);
+		if (r == ETIMEDOUT)
 			break;
+		/* A deadline the C library cannot take is as good as none; never spin on it. */
+		if (r != 0)
+			forever = true;
 	}
 	while (!s->stopping && !s->enabled) {
 		if (!announced) {
@@ -309,7 +322,8 @@ enum verdict {
 	VERDICT_NEUTRAL, /* early cancel: the protocol working, neither good nor bad */
 };
 
-static void finish_attempt(struct suspender *s, struct suspend_report *rep, enum verdict v)
+/* Send the result; returns the delay before the next attempt. */
+static usec_t finish_attempt(struct suspender *s, struct suspend_report *rep, enum verdict v)
 {
 	struct suspender_event ev = { .type = SUSPENDER_EVENT_RESULT };
 
@@ -327,14 +341,16 @@ static void finish_attempt(struct suspender *s, struct suspend_report *rep, enum
 	rep->next_delay = v == VERDICT_NEUTRAL ? 0 : backoff_delay(&s->backoff);
 	ev.report = *rep;
 	emit(s, &ev);
+	return rep->next_delay;
 }
 
 /*
- * One pass of the protocol. Returns the delay to wait before the next one:
- * 0 for an immediate retry (early cancel, stale count), the backoff delay
- * after a completed or failed suspend, or -ESHUTDOWN.
+ * One pass of the protocol. Returns 0 and the delay to wait before the next
+ * one (0 for an immediate retry after an early cancel or a stale count, the
+ * backoff delay after a completed or failed suspend), or -ESHUTDOWN. Stop and
+ * delay are kept apart: any usec_t is a valid delay, USEC_INFINITY included.
  */
-static int64_t attempt(struct suspender *s)
+static int attempt(struct suspender *s, usec_t *ret_delay)
 {
 	int step = s->dry_run ? LOG_INFO : LOG_DEBUG;
 	struct suspend_report rep = {};
@@ -348,15 +364,17 @@ static int64_t attempt(struct suspender *s)
 	r = sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &count);
 	if (is_stopping(s))
 		return -ESHUTDOWN;
-	if (r == -EINTR)
+	if (r == -EINTR) {
+		*ret_delay = 0;
 		return 0;
+	}
 	if (r < 0) {
 		rep.attempt = ++s->attempts;
 		log_error_errno(r, "Failed to read wakeup_count: %m");
 		rep.result = SUSPEND_FAILURE;
 		rep.error = r;
-		finish_attempt(s, &rep, VERDICT_BAD);
-		return (int64_t)rep.next_delay;
+		*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);
+		return 0;
 	}
 	log_full(step, "Read wakeup_count %" PRIu64, count);
 
@@ -366,6 +384,7 @@ static int64_t attempt(struct suspender *s)
 	if (r > 0) {
 		/* Events happened while we waited; the kernel would reject this count. */
 		log_full(step, "Last lease released, reading wakeup_count again");
+		*ret_delay = 0;
 		return 0;
 	}
 
@@ -382,23 +401,25 @@ static int64_t attempt(struct suspender *s)
 		log_full(step, "wakeup_count write rejected: wakeup event after our read, retrying at once");
 		rep.result = SUSPEND_EARLY_CANCEL;
 		rep.error = r;
-		finish_attempt(s, &rep, VERDICT_NEUTRAL);
+		*ret_delay = finish_attempt(s, &rep, VERDICT_NEUTRAL);
 		return 0;
 	}
 	if (r < 0) {
 		log_error_errno(r, "Failed to write wakeup_count: %m");
 		rep.result = SUSPEND_FAILURE;
 		rep.error = r;
-		finish_attempt(s, &rep, VERDICT_BAD);
-		return (int64_t)rep.next_delay;
+		*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);
+		return 0;
 	}
 	log_full(step, "Wrote %s to wakeup_count", buf);
 
 	r = gate_enter(s);
 	if (r != 0) {
-		if (r > 0)
-			log_full(step, "Lease taken or disabled after the wakeup_count write, not suspending");
-		return r < 0 ? r : 0;
+		if (r < 0)
+			return r;
+		log_full(step, "Lease taken or disabled after the wakeup_count write, not suspending");
+		*ret_delay = 0;
+		return 0;
 	}
 	b0 = s->now(CLOCK_BOOTTIME);
 	m0 = s->now(CLOCK_MONOTONIC);
@@ -433,8 +454,8 @@ static int64_t attempt(struct suspender *s)
 			rep.short_suspend = true;
 			bad = true;
 		}
-		finish_attempt(s, &rep, bad ? VERDICT_BAD : VERDICT_GOOD);
-		return (int64_t)rep.next_delay;
+		*ret_delay = finish_attempt(s, &rep, bad ? VERDICT_BAD : VERDICT_GOOD);
+		return 0;
 	}
 
 	rep.error = r;
@@ -454,15 +475,15 @@ static int64_t attempt(struct suspender *s)
 			rep.count_after = count;
 		read_failure_details(&rep);
 	}
-	finish_attempt(s, &rep, VERDICT_BAD);
-	return (int64_t)rep.next_delay;
+	*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);
+	return 0;
 }
 
 static void *thread_main(void *userdata)
 {
 	struct suspender *s = userdata;
 	sigset_t ss;
-	int64_t delay = 0;
+	usec_t delay = 0;
 
 	sigemptyset(&ss);
 	sigaddset(&ss, SUSPENDER_SIGNAL);
@@ -471,10 +492,9 @@ static void *thread_main(void *userdata)
 	for (;;) {
 		if (delay > 0)
 			emit_state(s, SUSPENDER_BACKING_OFF);
-		if (!wait_ready(s, (usec_t)delay))
+		if (!wait_ready(s, delay))
 			break;
-		delay = attempt(s);
-		if (delay < 0)
+		if (attempt(s, &delay) < 0)
 			break;
 	}
 	return NULL;

@@ -622,6 +622,46 @@ static void test_disable_barrier_stress(void **state)
 	check_barrier_stress(*state, true);
 }
 
+/*
+ * A backoff beyond INT64_MAX microseconds (DelaySec=10000000000000s) or
+ * infinite: the thread backs off, stays alive and still stops at once.
+ */
+static void check_huge_backoff(struct ctx *x, usec_t base)
+{
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	unsigned reads;
+	usec_t t;
+
+	p.backoff_base = base;
+	p.backoff_flat_attempts = 1;
+	p.backoff_max = USEC_INFINITY;
+	fk.state_error = -EBUSY;
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_FAILURE);
+	assert_true(rep.next_delay == base);
+	reads = locked_reads();
+	/* The old thread took the delay for "stop" and ended without a word. */
+	wait_state(x, SUSPENDER_BACKING_OFF);
+	usleep(100 * 1000);
+	if (locked_reads() != reads)
+		fail_msg("attempts went on during the backoff: %s", fk.trace);
+	t = now(CLOCK_MONOTONIC);
+	assert_int_equal(suspender_stop(x->s, USEC_PER_SEC), 0);
+	assert_true(now(CLOCK_MONOTONIC) - t < 500 * MS);
+}
+
+static void test_backoff_beyond_int64(void **state)
+{
+	check_huge_backoff(*state, 10000000000000ULL * USEC_PER_SEC);
+}
+
+static void test_backoff_infinite(void **state)
+{
+	check_huge_backoff(*state, USEC_INFINITY);
+}
+
 static void test_disabled(void **state)
 {
 	struct ctx *x = *state;
@@ -704,6 +744,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disable_waits_for_state_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_barrier_stress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disable_barrier_stress, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_beyond_int64, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_infinite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_wakeup_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),

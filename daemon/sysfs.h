@@ -20,6 +20,11 @@
 #define SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO "sys/power/suspend_stats/last_failed_errno"
 #define SYSFS_SUSPEND_STATS_LAST_FAILED_STEP "sys/power/suspend_stats/last_failed_step"
 #define SYSFS_IRQ_ACTIONS_FMT "sys/kernel/irq/%d/actions"
+/* One counter of suspend_stats by name: success, fail, failed_suspend_noirq, ... */
+#define SYSFS_SUSPEND_STATS_FMT "sys/power/suspend_stats/%s"
+/* One entry per kernel wakeup source (Linux 5.4+); attributes per source: */
+#define SYSFS_CLASS_WAKEUP "sys/class/wakeup"
+#define SYSFS_CLASS_WAKEUP_ATTR_FMT "sys/class/wakeup/%s/%s"
 #define SYSFS_PROC_CONFIG_GZ "proc/config.gz"
 #define SYSFS_BOOT_CONFIG_FMT "boot/config-%s"
 #define SYSFS_DEV_INPUT "dev/input"

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "suspend-stats.h"
 #include "suspender.h"
 #include "sysfs.h"
 
@@ -45,6 +46,7 @@ struct suspender {
 	bool dry_run;
 	struct backoff backoff;
 	usec_t short_suspend;
+	char **own_sources;
 	usec_t (*now)(clockid_t clock);
 	uint64_t attempts;
 };
@@ -82,6 +84,35 @@ static void noop_handler(int sig)
 	(void)sig;
 }
 
+static char **strv_free(char **l)
+{
+	for (char **i = l; i && *i; i++)
+		free(*i);
+	free(l);
+	return NULL;
+}
+
+static int strv_copy(char *const *l, char ***ret)
+{
+	size_t n = 0;
+	char **c;
+
+	while (l && l[n])
+		n++;
+	c = calloc(n + 1, sizeof(char *));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		c[i] = strdup(l[i]);
+		if (!c[i]) {
+			strv_free(c);
+			return -ENOMEM;
+		}
+	}
+	*ret = c;
+	return 0;
+}
+
 int suspender_new(const struct suspender_params *p, struct suspender **ret)
 {
 	_cleanup_(freep) struct suspender *s = NULL;
@@ -95,6 +126,11 @@ int suspender_new(const struct suspender_params *p, struct suspender **ret)
 	s->state = strdup(p->state ? p->state : "mem");
 	if (!s->state)
 		return -ENOMEM;
+	r = strv_copy(p->own_sources, &s->own_sources);
+	if (r < 0) {
+		free(s->state);
+		return r;
+	}
 	/*
 	 * Both ends non-blocking: the thread must never sleep on a full pipe
 	 * while it holds the gate, or a main loop waiting at the gate would
@@ -102,6 +138,7 @@ int suspender_new(const struct suspender_params *p, struct suspender **ret)
 	 */
 	if (pipe2(s->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = negative_errno();
+		strv_free(s->own_sources);
 		free(s->state);
 		return r;
 	}
@@ -283,39 +320,6 @@ static int gate_enter(struct suspender *s)
 	}
 }
 
-static void read_wake_reason(char *buf, size_t size)
-{
-	char rel[64], actions[64];
-	int irq, r;
-
-	/* pm_wakeup_irq needs CONFIG_PM_SLEEP_DEBUG and reads ENODATA when no IRQ woke us. */
-	r = sysfs_read_int(SYSFS_POWER_WAKEUP_IRQ, &irq);
-	if (r < 0) {
-		snprintf(buf, size, "unknown");
-		return;
-	}
-	snprintf(rel, sizeof(rel), SYSFS_IRQ_ACTIONS_FMT, irq);
-	if (sysfs_read(rel, actions, sizeof(actions)) > 0)
-		snprintf(buf, size, "irq %d (%s)", irq, actions);
-	else
-		snprintf(buf, size, "irq %d", irq);
-}
-
-static void read_failure_details(struct suspend_report *rep)
-{
-	int r;
-
-	/* Best effort: without CONFIG_PM_SLEEP_DEBUG some of these are missing. */
-	r = sysfs_read(SYSFS_SUSPEND_STATS_LAST_FAILED_DEV, rep->failed_dev, sizeof(rep->failed_dev));
-	if (r < 0)
-		rep->failed_dev[0] = 0;
-	r = sysfs_read(SYSFS_SUSPEND_STATS_LAST_FAILED_STEP, rep->failed_step, sizeof(rep->failed_step));
-	if (r < 0)
-		rep->failed_step[0] = 0;
-	if (sysfs_read_int(SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO, &rep->failed_errno) < 0)
-		rep->failed_errno = 0;
-}
-
 enum verdict {
 	VERDICT_GOOD,
 	VERDICT_BAD,
@@ -353,6 +357,7 @@ static usec_t finish_attempt(struct suspender *s, struct suspend_report *rep, en
 static int attempt(struct suspender *s, usec_t *ret_delay)
 {
 	int step = s->dry_run ? LOG_INFO : LOG_DEBUG;
+	_cleanup_(suspend_snapshot_clear) struct suspend_snapshot before = {}, after = {};
 	struct suspend_report rep = {};
 	usec_t b0, m0, b1, m1;
 	char buf[32];
@@ -389,6 +394,12 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	}
 
 	rep.attempt = ++s->attempts;
+	/*
+	 * Before the count write: once it succeeded, no event can have moved a
+	 * source between this snapshot and the write (it would have failed).
+	 */
+	if (!s->dry_run)
+		suspend_snapshot_read(&before);
 	snprintf(buf, sizeof(buf), "%" PRIu64, count);
 	if (s->dry_run) {
 		log_info("Dry run: would write %s to wakeup_count", buf);
@@ -442,14 +453,23 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	/* CLOCK_BOOTTIME runs during suspend, CLOCK_MONOTONIC does not. */
 	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;
 
-	if (r >= 0) {
+	if (s->dry_run) {
+		rep.result = SUSPEND_SUCCESS;
+		snprintf(rep.wake_reason, sizeof(rep.wake_reason), "dry-run");
+	} else {
+		/*
+		 * Never re-read wakeup_count here: it blocks while any wakeup
+		 * source is active, our own lease's included, and the result
+		 * (and a Resumed for the Suspending sent) would wait for the
+		 * last lease to end. The counters below never block.
+		 */
+		suspend_snapshot_read(&after);
+		suspend_classify(&before, &after, r, s->own_sources, &rep);
+	}
+	rep.error = r < 0 ? r : 0;
+	if (rep.result == SUSPEND_SUCCESS) {
 		bool bad = false;
 
-		rep.result = SUSPEND_SUCCESS;
-		if (!s->dry_run)
-			read_wake_reason(rep.wake_reason, sizeof(rep.wake_reason));
-		else
-			snprintf(rep.wake_reason, sizeof(rep.wake_reason), "dry-run");
 		if (s->short_suspend > 0 && rep.asleep < s->short_suspend) {
 			rep.short_suspend = true;
 			bad = true;
@@ -457,24 +477,8 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		*ret_delay = finish_attempt(s, &rep, bad ? VERDICT_BAD : VERDICT_GOOD);
 		return 0;
 	}
-
-	rep.error = r;
-	/*
-	 * Tell a wakeup that aborted us from a device or kernel failure: only the
-	 * former moves wakeup_count. This read may block until that wakeup source
-	 * lets go, which is what the next attempt would wait for anyway.
-	 */
-	r = sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &rep.count_after);
-	if (is_stopping(s))
-		return -ESHUTDOWN;
-	if (r >= 0 && rep.count_after != count) {
-		rep.result = SUSPEND_LATE_CANCEL;
-	} else {
-		rep.result = SUSPEND_FAILURE;
-		if (r < 0)
-			rep.count_after = count;
-		read_failure_details(&rep);
-	}
+	if (rep.result == SUSPEND_LATE_CANCEL)
+		log_full(step, "State write failed (%s): late cancel by %s", strerror(-r), rep.cancel_source);
 	*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);
 	return 0;
 }
@@ -585,6 +589,7 @@ struct suspender *suspender_free(struct suspender *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->gate);
 	pthread_cond_destroy(&s->cond);
+	strv_free(s->own_sources);
 	free(s->state);
 	free(s);
 	return NULL;

@@ -25,7 +25,7 @@ enum suspender_state {
 enum suspend_result {
 	SUSPEND_SUCCESS,
 	SUSPEND_EARLY_CANCEL, /* wakeup_count write rejected: an event came after our read */
-	SUSPEND_LATE_CANCEL,  /* state write failed and wakeup_count advanced: a wakeup aborted it */
+	SUSPEND_LATE_CANCEL,  /* state write failed and a wakeup source or wake IRQ moved: a wakeup aborted it */
 	SUSPEND_FAILURE,      /* state write failed with no wakeup event: a device or the kernel */
 	_SUSPEND_RESULT_MAX,
 	_SUSPEND_RESULT_INVALID = -22,
@@ -36,13 +36,14 @@ struct suspend_report {
 	uint64_t attempt;
 	int error;              /* -errno of the write that failed, 0 on success */
 	uint64_t count;         /* the wakeup_count we wrote back */
-	uint64_t count_after;   /* for failures: wakeup_count after the state write */
 	usec_t asleep;          /* time the machine was suspended */
 	usec_t duration;        /* wall time of the state write */
 	bool short_suspend;     /* asleep < ShortSuspendSec, counted as bad */
 	unsigned bad_streak;    /* consecutive bad attempts after this one */
 	usec_t next_delay;      /* backoff before the next attempt */
-	char wake_reason[96];
+	char wake_reason[96];   /* success: "irq 8 (rtc0)", or the wakeup sources that moved, or "unknown" */
+	char cancel_source[160]; /* late cancel: "irq 9 (acpi)", "wakeup source autosleepd", ... */
+	/* Failure: set only from suspend_stats counters that moved in this attempt. */
 	char failed_dev[64];
 	char failed_step[32];
 	int failed_errno;
@@ -69,6 +70,8 @@ struct suspender_params {
 	unsigned backoff_flat_attempts;
 	usec_t backoff_max;
 	usec_t short_suspend; /* 0: off */
+	/* Our own wakeup source names (NULL-terminated, copied), never named as a wake reason. */
+	char *const *own_sources;
 	/* Clock source; NULL for the real one. Tests move CLOCK_BOOTTIME to fake time asleep. */
 	usec_t (*now)(clockid_t clock);
 };

@@ -29,7 +29,21 @@ struct fake_kernel {
 	uint64_t count;
 	int count_write_error;    /* one shot */
 	int state_error;          /* persistent until cleared */
-	bool state_advances_count;
+	/*
+	 * How a failed state write fails, as the kernel would show it in
+	 * suspend_stats, pm_wakeup_irq and /sys/class/wakeup (6.1):
+	 */
+	const char *abort_source; /* this wakeup source (wakeupN) reports an event and aborts */
+	unsigned abort_irq;       /* this wake IRQ aborts in the noirq phase: fail moves, no step */
+	const char *fail_step;    /* this failed_* counter moves and ... */
+	const char *fail_dev;     /* ... this device is recorded */
+	bool fail_before_freeze;  /* fails before the freezer clears pm_wakeup_irq */
+	bool block_read_after_fail; /* our lease's wakeup source is active after the write */
+	unsigned wakeup_irq;      /* what pm_wakeup_irq shows; 0: ENODATA */
+	unsigned resume_irq;      /* recorded by a successful suspend's wakeup */
+	const char *resume_source; /* this wakeup source reports the wakeup on resume */
+	bool no_stats;            /* a kernel without suspend_stats: keeps the races fast */
+	char *dir;
 	usec_t state_block;       /* the state write takes this long, signals or not */
 	usec_t asleep_per_write;  /* CLOCK_BOOTTIME jumps by this much per successful state write */
 	usec_t boottime_offset;
@@ -72,6 +86,16 @@ static usec_t fake_now(clockid_t clock)
 static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
 {
 	(void)userdata;
+	if (strcmp(rel, SYSFS_POWER_WAKEUP_IRQ) == 0) {
+		int r;
+
+		pthread_mutex_lock(&fk.lock);
+		r = fk.wakeup_irq ? snprintf(buf, size, "%u", fk.wakeup_irq) : -ENODATA;
+		pthread_mutex_unlock(&fk.lock);
+		return r;
+	}
+	if (fk.no_stats && strncmp(rel, "sys/power/suspend_stats/", strlen("sys/power/suspend_stats/")) == 0)
+		return -ENOENT;
 	if (strcmp(rel, SYSFS_POWER_WAKEUP_COUNT) != 0)
 		return SYSFS_INJECT_PASS;
 	for (;;) {
@@ -94,6 +118,75 @@ static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
 	snprintf(buf, size, "%" PRIu64, fk.count);
 	pthread_mutex_unlock(&fk.lock);
 	return (int)strlen(buf);
+}
+
+static void fk_bump(const char *rel)
+{
+	char *v = fixture_read(fk.dir, rel), n[32];
+
+	snprintf(n, sizeof(n), "%llu\n", strtoull(v, NULL, 10) + 1);
+	free(v);
+	fixture_write(fk.dir, rel, n);
+}
+
+static void fk_bump_source(const char *source, bool wakeup)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), SYSFS_CLASS_WAKEUP_ATTR_FMT, source, "event_count");
+	fk_bump(rel);
+	if (!wakeup)
+		return;
+	snprintf(rel, sizeof(rel), SYSFS_CLASS_WAKEUP_ATTR_FMT, source, "wakeup_count");
+	fk_bump(rel);
+}
+
+static void fk_stat(const char *name)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), SYSFS_SUSPEND_STATS_FMT, name);
+	fk_bump(rel);
+}
+
+/* What kernel/power and drivers/base/power leave behind for a write ending in r. Under fk.lock. */
+static void fk_account(int r)
+{
+	char e[16];
+
+	/* freeze_processes() calls pm_wakeup_clear(0). */
+	if (r == 0 || !fk.fail_before_freeze)
+		fk.wakeup_irq = 0;
+	if (fk.no_stats) {
+		fk.count += r == 0;
+		return;
+	}
+	if (r == 0) {
+		fk.count++;
+		fk.wakeup_irq = fk.resume_irq;
+		if (fk.resume_source)
+			fk_bump_source(fk.resume_source, true);
+		fk_stat("success");
+		return;
+	}
+	fk_stat("fail");
+	snprintf(e, sizeof(e), "%d\n", r);
+	fixture_write(fk.dir, SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO, e);
+	if (fk.abort_source) {
+		/* The event ends, so the registered-event count moves too. */
+		fk_bump_source(fk.abort_source, true);
+		fk.count++;
+	}
+	if (fk.abort_irq)
+		fk.wakeup_irq = fk.abort_irq;
+	if (fk.fail_step) {
+		fk_stat(fk.fail_step);
+		fixture_write(fk.dir, SYSFS_SUSPEND_STATS_LAST_FAILED_STEP, fk.fail_step + strlen("failed_"));
+	}
+	if (fk.fail_dev)
+		fixture_write(fk.dir, SYSFS_SUSPEND_STATS_LAST_FAILED_DEV, fk.fail_dev);
+	if (fk.block_read_after_fail)
+		fk.block_read = true;
 }
 
 static int fk_write(void *userdata, const char *rel, const char *value)
@@ -134,10 +227,9 @@ static int fk_write(void *userdata, const char *rel, const char *value)
 		trace("S%s;", value);
 		fk.state_writes++;
 		r = fk.state_error;
+		fk_account(r);
 		if (r == 0)
 			fk.boottime_offset += fk.asleep_per_write;
-		if (r == 0 || fk.state_advances_count)
-			fk.count++;
 		fk.write_end = now(CLOCK_MONOTONIC);
 		pthread_mutex_unlock(&fk.lock);
 		return r;
@@ -171,7 +263,11 @@ static int setup(void **state)
 	memset(&fk, 0, sizeof(fk));
 	pthread_mutex_init(&fk.lock, NULL);
 	fk.count = 5;
+	/* The last resume's IRQ, still shown until the next freeze. */
+	fk.wakeup_irq = 8;
+	fk.resume_irq = 8;
 	x->dir = fixture_new("sysfs-basic");
+	fk.dir = x->dir;
 	assert_int_equal(sysfs_set_root(x->dir), 0);
 	sysfs_set_injector(&injector);
 	*state = x;
@@ -352,14 +448,78 @@ static void test_late_cancel(void **state)
 	struct suspend_report rep;
 
 	fk.state_error = -EBUSY;
-	fk.state_advances_count = true;
+	fk.abort_source = "wakeup1";
 	start(x, &p);
 	wait_result(x, &rep, 2000);
 	assert_int_equal(rep.result, SUSPEND_LATE_CANCEL);
 	assert_int_equal(rep.error, -EBUSY);
 	assert_int_equal(rep.count, 5);
-	assert_int_equal(rep.count_after, 6);
+	assert_string_equal(rep.cancel_source, "wakeup source rtc0");
+	assert_string_equal(rep.failed_dev, "");
 	assert_int_equal(rep.bad_streak, 1);
+}
+
+/*
+ * Our own lease aborts the suspend (kernel wake lock) and keeps its wakeup
+ * source active: wakeup_count reads block until the lease ends. The result
+ * must not wait for that.
+ */
+static void test_late_cancel_by_own_lease_not_blocked(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	fk.state_error = -EBUSY;
+	fk.abort_source = "wakeup0";
+	fk.block_read_after_fail = true;
+	start(x, &p);
+	wait_result(x, &rep, 1000);
+	assert_int_equal(rep.result, SUSPEND_LATE_CANCEL);
+	assert_string_equal(rep.cancel_source, "wakeup source autosleepd");
+	pthread_mutex_lock(&fk.lock);
+	/* Still blocked: the result came without a read of wakeup_count. */
+	assert_true(fk.block_read);
+	fk.block_read = false;
+	pthread_mutex_unlock(&fk.lock);
+}
+
+/* A wake IRQ in the noirq phase: fail moves, no step, wakeup_count does not. */
+static void test_late_cancel_by_noirq_irq(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	/* Left over from an earlier failure: must not be blamed. */
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_DEV, "serial8250\n");
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_STEP, "suspend\n");
+	fk.state_error = -EBUSY;
+	fk.abort_irq = 9;
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_LATE_CANCEL);
+	assert_string_equal(rep.cancel_source, "irq 9 (acpi)");
+	assert_string_equal(rep.failed_dev, "");
+	assert_string_equal(rep.failed_step, "");
+}
+
+/* A wakeup during device suspend also counts a failed step, at an innocent device. */
+static void test_late_cancel_blames_no_device(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	fk.state_error = -EBUSY;
+	fk.abort_source = "wakeup3";
+	fk.fail_step = "failed_suspend";
+	fk.fail_dev = "0000:00:1f.3\n";
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_LATE_CANCEL);
+	assert_string_equal(rep.cancel_source, "wakeup source event3");
+	assert_string_equal(rep.failed_dev, "");
 }
 
 static void test_device_failure(void **state)
@@ -368,17 +528,68 @@ static void test_device_failure(void **state)
 	struct suspender_params p = default_params();
 	struct suspend_report rep;
 
-	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_DEV, "serial8250\n");
-	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_STEP, "suspend\n");
-	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO, "-16\n");
 	fk.state_error = -EBUSY;
+	fk.fail_step = "failed_suspend";
+	fk.fail_dev = "serial8250\n";
 	start(x, &p);
 	wait_result(x, &rep, 2000);
 	assert_int_equal(rep.result, SUSPEND_FAILURE);
-	assert_int_equal(rep.count_after, 5);
+	assert_string_equal(rep.cancel_source, "");
 	assert_string_equal(rep.failed_dev, "serial8250");
 	assert_string_equal(rep.failed_step, "suspend");
 	assert_int_equal(rep.failed_errno, -16);
+}
+
+/*
+ * fail moves but no step counter: a failure with its errno and no device,
+ * although last_failed_dev names one from long ago; and pm_wakeup_irq still
+ * shows the last resume's IRQ, as the freezer never ran.
+ */
+static void test_stale_device_not_blamed(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_DEV, "serial8250\n");
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_STEP, "suspend\n");
+	fixture_write(x->dir, SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO, "-16\n");
+	fk.state_error = -ENOMEM;
+	fk.fail_before_freeze = true;
+	start(x, &p);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_FAILURE);
+	assert_int_equal(rep.error, -ENOMEM);
+	assert_string_equal(rep.cancel_source, "");
+	assert_string_equal(rep.failed_dev, "");
+	assert_string_equal(rep.failed_step, "");
+	assert_int_equal(rep.failed_errno, -ENOMEM);
+}
+
+/* Without pm_wakeup_irq (no CONFIG_PM_SLEEP_DEBUG, or S3 firmware wake), the sources tell. */
+static void test_wake_reason_from_sources(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	char *own[] = { (char *)"autosleepd", NULL };
+	struct suspend_report rep;
+
+	p.own_sources = own;
+	fk.resume_irq = 0;
+	fk.resume_source = "wakeup1";
+	start(x, &p);
+	/* A lease taken at resume moves our own source too: not a wake reason. */
+	pthread_mutex_lock(&fk.lock);
+	fk_bump_source("wakeup0", true);
+	pthread_mutex_unlock(&fk.lock);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_string_equal(rep.wake_reason, "rtc0");
+	pthread_mutex_lock(&fk.lock);
+	fk.resume_source = NULL;
+	pthread_mutex_unlock(&fk.lock);
+	wait_result(x, &rep, 2000);
+	assert_string_equal(rep.wake_reason, "unknown");
 }
 
 static void test_short_suspend_backoff(void **state)
@@ -462,6 +673,14 @@ static void test_stop_during_blocking_state_write(void **state)
 	t = now(CLOCK_MONOTONIC) - t;
 	assert_true(t < 1 * USEC_PER_SEC);
 	/* The teardown's stop then waits for the write to finish, so nothing leaks. */
+}
+
+static void fixture_remove(const char *dir, const char *rel)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s'", dir, rel);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void set_closed(bool closed)
@@ -584,6 +803,8 @@ static void check_barrier_stress(struct ctx *x, bool use_disable)
 	unsigned seed = 8, rounds = 3000, writes;
 
 	p.backoff_base = 0;
+	fk.no_stats = true;
+	fixture_remove(x->dir, SYSFS_CLASS_WAKEUP);
 	start(x, &p);
 	for (unsigned i = 0; i < rounds; i++) {
 		drain(x);
@@ -735,7 +956,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_early_cancel_retries_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_sequence_and_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_cancel_by_own_lease_not_blocked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_cancel_by_noirq_irq, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_cancel_blames_no_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_device_not_blamed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wake_reason_from_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_suspend_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_suspend_off_by_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_during_blocking_read, setup, teardown),

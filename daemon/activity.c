@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "sysfs.h"
+#include "wake-epoll.h"
 #include "wakelock.h"
 
 /* Events read per wakeup before yielding to the rest of the loop. */
@@ -62,14 +63,27 @@ struct activity {
 	bool seen_input;
 };
 
+/*
+ * Register the device, or pause and resume it. Pausing keeps EPOLLWAKEUP, so
+ * the kernel keeps the device's wakeup source instead of destroying and
+ * recreating it (a /sys/class/wakeup device and uevents) once a second
+ * while someone types.
+ */
 static int device_watch(struct input_device *d, bool on)
 {
-	struct epoll_event ev = { .events = on ? EPOLLIN | EPOLLWAKEUP : 0, .data.ptr = d };
+	int r;
 
-	if (epoll_ctl(d->a->epoll_fd, d->watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, d->fd, &ev) < 0)
-		return negative_errno();
-	d->watched = true;
-	return 0;
+	if (!d->watched) {
+		r = wake_epoll_add(d->a->epoll_fd, d->fd, d);
+		if (r < 0)
+			return r;
+		d->watched = true;
+		if (on)
+			return 0;
+	}
+	if (on)
+		return wake_epoll_resume(d->a->epoll_fd, d->fd, d);
+	return wake_epoll_pause(d->a->epoll_fd, d->fd, d);
 }
 
 static void device_free(struct input_device *d)

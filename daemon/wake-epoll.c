@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <sys/epoll.h>
+
+#include "macro.h"
+#include "wake-epoll.h"
+
+#define WATCH_EVENTS (EPOLLIN | EPOLLWAKEUP)
+/* No poll bits: disabled, but EPOLLWAKEUP keeps the item's wakeup source. */
+#define PAUSED_EVENTS EPOLLWAKEUP
+
+static int ctl(int epfd, int op, int fd, uint32_t events, void *data)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = data };
+
+	if (epoll_ctl(epfd, op, fd, &ev) < 0)
+		return negative_errno();
+	return 0;
+}
+
+int wake_epoll_add(int epfd, int fd, void *data)
+{
+	return ctl(epfd, EPOLL_CTL_ADD, fd, WATCH_EVENTS, data);
+}
+
+int wake_epoll_pause(int epfd, int fd, void *data)
+{
+	return ctl(epfd, EPOLL_CTL_MOD, fd, PAUSED_EVENTS, data);
+}
+
+int wake_epoll_resume(int epfd, int fd, void *data)
+{
+	return ctl(epfd, EPOLL_CTL_MOD, fd, WATCH_EVENTS, data);
+}

@@ -106,12 +106,15 @@ void bus_emit_suspending(struct bus *b)
 
 void bus_emit_resumed(struct bus *b, const struct suspend_report *rep)
 {
-	char reason[160];
+	char reason[256];
 
 	if (!b)
 		return;
 	if (rep->result == SUSPEND_SUCCESS)
 		snprintf(reason, sizeof(reason), "%s", rep->wake_reason);
+	else if (rep->cancel_source[0])
+		snprintf(reason, sizeof(reason), "%s: %s (%s)", suspend_result_to_string(rep->result), strerror(-rep->error),
+			 rep->cancel_source);
 	else
 		snprintf(reason, sizeof(reason), "%s: %s", suspend_result_to_string(rep->result), strerror(-rep->error));
 	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Resumed", "tsb", (uint64_t)rep->asleep, reason,

@@ -235,6 +235,7 @@ static void log_result(struct manager *m, const struct suspend_report *rep)
 {
 	char asleep[FORMAT_TIMESPAN_MAX], delay[FORMAT_TIMESPAN_MAX], msg[512];
 	char f_result[64], f_attempt[64], f_asleep[64], f_errno[64], f_reason[128], f_dev[96], f_step[64];
+	char f_cancel[200];
 	const char *res = suspend_result_to_string(rep->result);
 	int level = LOG_INFO;
 
@@ -253,15 +254,21 @@ static void log_result(struct manager *m, const struct suspend_report *rep)
 		break;
 	case SUSPEND_LATE_CANCEL:
 		snprintf(msg, sizeof(msg),
-			 "Suspend #%" PRIu64 ": late-cancel, state write failed (%s) after a wakeup event, next attempt in %s",
-			 rep->attempt, strerror(-rep->error), delay);
+			 "Suspend #%" PRIu64 ": late-cancel, state write failed (%s) after a wakeup event from %s, next attempt in %s",
+			 rep->attempt, strerror(-rep->error), rep->cancel_source[0] ? rep->cancel_source : "an unknown source",
+			 delay);
 		break;
 	case SUSPEND_FAILURE:
 		level = LOG_WARNING;
-		snprintf(msg, sizeof(msg),
-			 "Suspend #%" PRIu64 ": failure (%s), failed device '%s', step '%s', errno %d, next attempt in %s",
-			 rep->attempt, strerror(-rep->error), rep->failed_dev, rep->failed_step, rep->failed_errno,
-			 delay);
+		/* Only a failure whose step counters moved has a device and step worth naming. */
+		if (rep->failed_dev[0] || rep->failed_step[0])
+			snprintf(msg, sizeof(msg),
+				 "Suspend #%" PRIu64 ": failure (%s), failed device '%s', step '%s', errno %d, next attempt in %s",
+				 rep->attempt, strerror(-rep->error), rep->failed_dev, rep->failed_step, rep->failed_errno,
+				 delay);
+		else
+			snprintf(msg, sizeof(msg), "Suspend #%" PRIu64 ": failure (%s), no device failed, next attempt in %s",
+				 rep->attempt, strerror(-rep->error), delay);
 		break;
 	case _SUSPEND_RESULT_MAX:
 	case _SUSPEND_RESULT_INVALID:
@@ -274,8 +281,9 @@ static void log_result(struct manager *m, const struct suspend_report *rep)
 	snprintf(f_reason, sizeof(f_reason), "AUTOSLEEP_WAKE_REASON=%s", rep->wake_reason);
 	snprintf(f_dev, sizeof(f_dev), "AUTOSLEEP_FAILED_DEV=%s", rep->failed_dev);
 	snprintf(f_step, sizeof(f_step), "AUTOSLEEP_FAILED_STEP=%s", rep->failed_step);
+	snprintf(f_cancel, sizeof(f_cancel), "AUTOSLEEP_CANCEL_SOURCE=%s", rep->cancel_source);
 	log_struct(level, msg, SUSPEND_RESULT_MESSAGE_ID, f_result, f_attempt, f_asleep, f_errno, f_reason, f_dev,
-		   f_step);
+		   f_step, f_cancel);
 }
 
 static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -466,6 +474,8 @@ int manager_startup(struct manager *m)
 {
 	_cleanup_free_ char *store_dir = NULL;
 	struct fdstore stored = {};
+	char activity_lock[WAKE_LOCK_NAME_MAX + 16];
+	char *own_sources[] = { m->config.wake_lock_name, activity_lock, (char *)"[eventfd]", NULL };
 	struct suspender_params p;
 	unsigned max_locks;
 	sigset_t ss;
@@ -475,6 +485,7 @@ int manager_startup(struct manager *m)
 	if (r < 0)
 		return r;
 	max_locks = manager_max_locks();
+	snprintf(activity_lock, sizeof(activity_lock), "%s.activity", m->config.wake_lock_name);
 	store_dir = manager_store_dir();
 	r = fdstore_receive(&stored);
 	if (r < 0)
@@ -498,6 +509,8 @@ int manager_startup(struct manager *m)
 		.backoff_flat_attempts = m->config.backoff_flat_attempts,
 		.backoff_max = m->config.backoff_max,
 		.short_suspend = m->config.short_suspend,
+		/* Our own locks are never the reason the machine woke up. */
+		.own_sources = own_sources,
 	};
 	r = suspender_new(&p, &m->suspender);
 	if (r < 0) {

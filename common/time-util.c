@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,9 @@
 
 usec_t timespec_load(const struct timespec *ts)
 {
-	return (usec_t)ts->tv_sec * USEC_PER_SEC + (usec_t)ts->tv_nsec / NSEC_PER_USEC;
+	if (ts->tv_sec < 0 || ts->tv_nsec < 0)
+		return 0;
+	return usec_add(usec_mul((usec_t)ts->tv_sec, USEC_PER_SEC), (usec_t)ts->tv_nsec / NSEC_PER_USEC);
 }
 
 struct timespec timespec_from_usec(usec_t u)
@@ -33,6 +34,39 @@ usec_t now(clockid_t clock)
 	return timespec_load(&ts);
 }
 
+int usec_to_nsec(usec_t u, nsec_t *ret)
+{
+	nsec_t n;
+
+	if (u == USEC_INFINITY || __builtin_mul_overflow(u, NSEC_PER_USEC, &n))
+		return -ERANGE;
+	*ret = n;
+	return 0;
+}
+
+/*
+ * Fractional digits kept: a part's fraction is frac / 10^FRAC_DIGITS of the
+ * unit. 12 digits resolve 0.0036 us of an hour; later digits only decide
+ * whether the part is non-zero.
+ */
+#define FRAC_DIGITS 12
+
+/* round(frac / 10^FRAC_DIGITS * factor) in integers; factor is mult * 10^e. */
+static usec_t frac_to_usec(uint64_t frac, usec_t factor)
+{
+	uint64_t div = 1;
+	unsigned e = 0;
+
+	while (e < FRAC_DIGITS && factor % 10 == 0) {
+		factor /= 10;
+		e++;
+	}
+	for (unsigned i = e; i < FRAC_DIGITS; i++)
+		div *= 10;
+	/* frac < 10^12 and factor <= 36 after the loop for our units: no overflow. */
+	return (frac * factor + div / 2) / div;
+}
+
 int parse_sec(const char *s, usec_t *ret)
 {
 	static const struct {
@@ -46,10 +80,10 @@ int parse_sec(const char *s, usec_t *ret)
 		{ "s", USEC_PER_SEC },
 		{ "sec", USEC_PER_SEC },
 		{ "", USEC_PER_SEC },
-		{ "m", 60 * USEC_PER_SEC },
-		{ "min", 60 * USEC_PER_SEC },
-		{ "h", 3600 * USEC_PER_SEC },
-		{ "hour", 3600 * USEC_PER_SEC },
+		{ "m", USEC_PER_MINUTE },
+		{ "min", USEC_PER_MINUTE },
+		{ "h", USEC_PER_HOUR },
+		{ "hour", USEC_PER_HOUR },
 	};
 	usec_t total = 0;
 	const char *p = s;
@@ -57,24 +91,45 @@ int parse_sec(const char *s, usec_t *ret)
 
 	while (isspace((unsigned char)*p))
 		p++;
-	if (strcmp(p, "infinity") == 0) {
+	if (strncmp(p, "infinity", 8) == 0) {
+		for (p += 8; isspace((unsigned char)*p); p++)
+			;
+		if (*p)
+			return -EINVAL;
 		*ret = USEC_INFINITY;
 		return 0;
 	}
 	/* Allow "1min 30s" like systemd, one number+unit at a time. */
 	while (*p) {
-		char *end;
-		double v;
+		uint64_t whole = 0, frac = 0;
+		unsigned nfrac = 0;
+		bool nonzero = false;
+		usec_t factor = 0, part;
 		size_t ulen = 0;
-		usec_t factor = 0;
 
-		if (*p == '-' || *p == '+')
+		/* Digits only: strtod() would take "0x10", "1e-9", "inf" and "nan". */
+		if (!isdigit((unsigned char)*p))
 			return -EINVAL;
-		errno = 0;
-		v = strtod(p, &end);
-		if (errno != 0 || end == p || !isfinite(v) || v < 0)
-			return -EINVAL;
-		p = end;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (__builtin_mul_overflow(whole, 10, &whole) ||
+			    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
+				return -ERANGE;
+			nonzero = nonzero || *p != '0';
+		}
+		if (*p == '.') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return -EINVAL;
+			for (; isdigit((unsigned char)*p); p++) {
+				if (nfrac < FRAC_DIGITS) {
+					frac = frac * 10 + (uint64_t)(*p - '0');
+					nfrac++;
+				}
+				nonzero = nonzero || *p != '0';
+			}
+			for (; nfrac < FRAC_DIGITS; nfrac++)
+				frac *= 10;
+		}
 		while (isspace((unsigned char)*p))
 			p++;
 		while (isalpha((unsigned char)p[ulen]))
@@ -86,9 +141,13 @@ int parse_sec(const char *s, usec_t *ret)
 			}
 		if (factor == 0)
 			return -EINVAL;
-		if (v * (double)factor >= (double)(USEC_INFINITY - total))
+		if (__builtin_mul_overflow(whole, factor, &part) ||
+		    __builtin_add_overflow(part, frac_to_usec(frac, factor), &part) ||
+		    __builtin_add_overflow(total, part, &total) || total == USEC_INFINITY)
 			return -ERANGE;
-		total += (usec_t)llround(v * (double)factor);
+		/* "0.0000001s" must not quietly mean 0, which turns things off. */
+		if (nonzero && part == 0)
+			return -ERANGE;
 		p += ulen;
 		while (isspace((unsigned char)*p))
 			p++;

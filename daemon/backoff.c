@@ -3,21 +3,34 @@
 #include <math.h>
 
 #include "backoff.h"
+#include "macro.h"
 
 void backoff_init(struct backoff *b, usec_t base, double multiplier, unsigned flat, usec_t max)
 {
-	assert(multiplier >= 1.0);
+	/* Also false for NaN, which must never reach the arithmetic below. */
+	assert(multiplier >= 1.0 && multiplier <= BACKOFF_MULTIPLIER_MAX);
 	*b = (struct backoff){ .base = base, .max = max, .multiplier = multiplier, .flat = flat };
 }
 
 usec_t backoff_delay(const struct backoff *b)
 {
+	unsigned e;
 	double d;
 
-	if (b->bad <= b->flat)
-		return b->base < b->max ? b->base : b->max;
-	/* pow() overflows to inf long before the cap matters; compare in double. */
-	d = (double)b->base * pow(b->multiplier, (double)(b->bad - b->flat));
+	if (b->base == 0 || b->base >= b->max)
+		return MIN(b->base, b->max);
+	if (b->bad <= b->flat || b->multiplier == 1.0)
+		return b->base;
+	e = b->bad - b->flat;
+	/*
+	 * Decide the cap with logarithms before any power is taken: base and max
+	 * are at least 1 here and the multiplier is in (1, 1000], so every value
+	 * is finite, and pow() below stays under max and cannot overflow. No
+	 * inf, and no 0 * inf = NaN, on any path.
+	 */
+	if ((double)e * log(b->multiplier) >= log((double)b->max) - log((double)b->base))
+		return b->max;
+	d = (double)b->base * pow(b->multiplier, (double)e);
 	if (!(d < (double)b->max))
 		return b->max;
 	return (usec_t)d;
@@ -26,7 +39,7 @@ usec_t backoff_delay(const struct backoff *b)
 void backoff_bad(struct backoff *b)
 {
 	/* Saturate: a machine that fails for years must not wrap to 0. */
-	if (b->bad < 1u << 30)
+	if (b->bad < BACKOFF_BAD_MAX)
 		b->bad++;
 }
 

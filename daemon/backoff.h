@@ -3,9 +3,15 @@
 
 #include "time-util.h"
 
+#define BACKOFF_MULTIPLIER_MAX 1000.0
+/* Consecutive bad attempts are counted up to this and then stay there. */
+#define BACKOFF_BAD_MAX (1u << 30)
+
 /*
  * Delay between suspend attempts. After n consecutive bad attempts the delay
  * is base while n <= flat, then min(base * multiplier^(n - flat), max).
+ * multiplier is from 1 to BACKOFF_MULTIPLIER_MAX. The delay never exceeds
+ * max and is never computed through inf or NaN, whatever n is.
  */
 struct backoff {
 	usec_t base;

@@ -16,11 +16,24 @@ bool wakelock_supported(void)
 int wakelock_lock(const char *name, usec_t timeout)
 {
 	char buf[128];
+	nsec_t ns;
+	int r;
 
-	if (timeout == 0 || timeout == USEC_INFINITY)
+	if (timeout == 0 || timeout == USEC_INFINITY) {
 		snprintf(buf, sizeof(buf), "%s", name);
-	else
-		snprintf(buf, sizeof(buf), "%s %" PRIu64, name, (uint64_t)timeout * NSEC_PER_USEC);
+		return sysfs_write(SYSFS_POWER_WAKE_LOCK, buf);
+	}
+	/*
+	 * A wrapped product would be a short lock, or "name 0", which is a lock
+	 * without a timeout. The kernel also rounds up to milliseconds in 64 bits
+	 * and hands them on as an unsigned int, so refuse what it would cut.
+	 */
+	if (timeout > WAKELOCK_TIMEOUT_MAX)
+		return -ERANGE;
+	r = usec_to_nsec(timeout, &ns);
+	if (r < 0)
+		return r;
+	snprintf(buf, sizeof(buf), "%s %" PRIu64, name, ns);
 	return sysfs_write(SYSFS_POWER_WAKE_LOCK, buf);
 }
 

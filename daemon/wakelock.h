@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "time-util.h"
 
@@ -13,7 +14,16 @@
  */
 bool wakelock_supported(void);
 
-/* timeout is relative; 0 or USEC_INFINITY means none. */
+/*
+ * The longest timeout the kernel keeps exactly: pm_wake_lock() passes the
+ * milliseconds to __pm_wakeup_event() as an unsigned int (about 49.7 days).
+ */
+#define WAKELOCK_TIMEOUT_MAX ((usec_t)UINT32_MAX * USEC_PER_MSEC)
+
+/*
+ * timeout is relative; 0 or USEC_INFINITY means none. -ERANGE, and nothing
+ * written, when it is above WAKELOCK_TIMEOUT_MAX.
+ */
 int wakelock_lock(const char *name, usec_t timeout);
 int wakelock_unlock(const char *name);
 

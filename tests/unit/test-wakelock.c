@@ -75,6 +75,37 @@ static void test_lock_formats(void **state)
 			    "wake_lock<-autosleepd;wake_lock<-autosleepd.activity 30000000000;wake_unlock<-autosleepd;");
 }
 
+static void test_timeout_edges(void **state)
+{
+	char want[256];
+
+	(void)state;
+	/* 1 us is 1000 ns; the kernel rounds that up to a millisecond. */
+	assert_int_equal(wakelock_lock("a", 1), 0);
+	/* The longest timeout the kernel keeps, to the nanosecond. */
+	assert_int_equal(wakelock_lock("b", WAKELOCK_TIMEOUT_MAX), 0);
+	snprintf(want, sizeof(want), "wake_lock<-a 1000;wake_lock<-b %llu;",
+		 (unsigned long long)UINT32_MAX * 1000000ULL);
+	assert_string_equal(rec.log, want);
+	assert_string_equal(rec.log, "wake_lock<-a 1000;wake_lock<-b 4294967295000000;");
+	/*
+	 * One microsecond more, and values whose nanoseconds do not fit: 2^61 us
+	 * wraps to exactly 0 ns ("name 0", a lock that never expires), and
+	 * 18446744073709552 us to 384 ns.
+	 */
+	assert_int_equal(wakelock_lock("c", WAKELOCK_TIMEOUT_MAX + 1), -ERANGE);
+	assert_int_equal(wakelock_lock("z", 1ULL << 61), -ERANGE);
+	assert_int_equal(wakelock_lock("d", UINT64_MAX / NSEC_PER_USEC), -ERANGE);
+	assert_int_equal(wakelock_lock("e", UINT64_MAX / NSEC_PER_USEC + 1), -ERANGE);
+	assert_int_equal(wakelock_lock("f", 18446744073709552ULL), -ERANGE);
+	assert_int_equal(wakelock_lock("g", USEC_INFINITY - 1), -ERANGE);
+	/* Nothing was written for any of them. */
+	assert_string_equal(rec.log, "wake_lock<-a 1000;wake_lock<-b 4294967295000000;");
+	/* USEC_INFINITY still means no timeout at all. */
+	assert_int_equal(wakelock_lock("h", USEC_INFINITY), 0);
+	assert_string_equal(rec.log, "wake_lock<-a 1000;wake_lock<-b 4294967295000000;wake_lock<-h;");
+}
+
 static void test_enospc(void **state)
 {
 	(void)state;
@@ -108,6 +139,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_supported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_edges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enospc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_stale_none, setup, teardown),

@@ -2,17 +2,23 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "input-class.h"
 #include "log.h"
 #include "macro.h"
+#include "wakelock.h"
+
+_Static_assert(CONFIG_TIME_MAX <= WAKELOCK_TIMEOUT_MAX, "IdleTimeoutSec must fit a kernel wake lock timeout");
 
 void config_init(struct config *c)
 {
@@ -46,6 +52,8 @@ void config_done(struct config *c)
 	free(c->wake_lock_name);
 	free(c->ignore_devices);
 	free(c->input_wake_sources);
+	for (size_t i = 0; i < ELEMENTSOF(c->origin); i++)
+		free(c->origin[i].file);
 	*c = (struct config){};
 }
 
@@ -93,9 +101,25 @@ static char *strip(char *s)
 	return s;
 }
 
-typedef int (*parse_fn)(const char *value, void *field);
+struct config_key;
 
-static int parse_string(const char *value, void *field)
+/*
+ * Parse value into field. On -EINVAL a parser may say why in problem (else
+ * the message gives only the expected form); -ENOMEM is passed on.
+ */
+typedef int (*parse_fn)(const struct config_key *k, const char *value, void *field, char *problem, size_t size);
+
+struct config_key {
+	const char *section;
+	const char *key;
+	parse_fn parse;
+	size_t offset;
+	const char *expect;
+	/* Time keys only: the allowed range. */
+	usec_t min, max;
+};
+
+static int parse_string(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	char **s = field, *copy;
 
@@ -107,15 +131,15 @@ static int parse_string(const char *value, void *field)
 	return 0;
 }
 
-static int parse_state(const char *value, void *field)
+static int parse_state(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	/* Hibernation ("disk") is not an opportunistic sleep state. */
 	if (strcmp(value, "mem") != 0 && strcmp(value, "standby") != 0 && strcmp(value, "freeze") != 0)
 		return -EINVAL;
-	return parse_string(value, field);
+	return parse_string(k, value, field, problem, size);
 }
 
-static int parse_mem_sleep(const char *value, void *field)
+static int parse_mem_sleep(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	if (*value == 0) {
 		char **s = field;
@@ -126,26 +150,71 @@ static int parse_mem_sleep(const char *value, void *field)
 	}
 	if (strcmp(value, "s2idle") != 0 && strcmp(value, "shallow") != 0 && strcmp(value, "deep") != 0)
 		return -EINVAL;
-	return parse_string(value, field);
+	return parse_string(k, value, field, problem, size);
 }
 
-static int parse_wake_lock_name(const char *value, void *field)
+static int parse_wake_lock_name(const struct config_key *k, const char *value, void *field, char *problem,
+				size_t size)
 {
-	if (!wake_lock_name_is_valid(value))
+	if (wake_lock_name_check(value, problem, size) < 0)
 		return -EINVAL;
-	return parse_string(value, field);
+	return parse_string(k, value, field, problem, size);
 }
 
-static int parse_usec(const char *value, void *field)
+static int parse_usec(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
-	return parse_sec(value, field);
+	usec_t u;
+	int r;
+
+	r = parse_sec(value, &u);
+	if (r == -ERANGE) {
+		snprintf(problem, size, "not representable in whole microseconds below 2^64");
+		return -EINVAL;
+	}
+	if (r < 0)
+		return -EINVAL;
+	/* "infinity" would overflow the deadlines and kernel timeouts built from it. */
+	if (u == USEC_INFINITY) {
+		snprintf(problem, size, "infinity is not allowed here");
+		return -EINVAL;
+	}
+	/* The limits themselves are spelled out in k->expect. */
+	if (u > k->max) {
+		snprintf(problem, size, "more than the maximum");
+		return -EINVAL;
+	}
+	if (u < k->min) {
+		snprintf(problem, size, "less than the minimum");
+		return -EINVAL;
+	}
+	*(usec_t *)field = u;
+	return 0;
 }
 
-static int parse_multiplier(const char *value, void *field)
+/* Digits, optionally '.' and digits: what strtod() may see (no hex, exponent, inf or nan). */
+static bool is_plain_decimal(const char *s)
+{
+	if (!isdigit((unsigned char)*s))
+		return false;
+	while (isdigit((unsigned char)*s))
+		s++;
+	if (*s == '.') {
+		s++;
+		if (!isdigit((unsigned char)*s))
+			return false;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	return *s == 0;
+}
+
+static int parse_multiplier(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	double *d = field, v;
 	char *end;
 
+	if (!is_plain_decimal(value))
+		return -EINVAL;
 	errno = 0;
 	v = strtod(value, &end);
 	if (errno != 0 || end == value || *end != 0 || !isfinite(v) || v < 1.0 || v > 1000.0)
@@ -154,7 +223,7 @@ static int parse_multiplier(const char *value, void *field)
 	return 0;
 }
 
-static int parse_unsigned(const char *value, void *field)
+static int parse_unsigned(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	unsigned *u = field;
 	unsigned long v;
@@ -170,7 +239,7 @@ static int parse_unsigned(const char *value, void *field)
 	return 0;
 }
 
-static int parse_bool(const char *value, void *field)
+static int parse_bool(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	static const char *const yes[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };
 	bool *b = field;
@@ -188,19 +257,19 @@ static int parse_bool(const char *value, void *field)
 	return -EINVAL;
 }
 
-static int parse_lock_limit(const char *value, void *field)
+static int parse_lock_limit(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	unsigned v;
 	int r;
 
-	r = parse_unsigned(value, &v);
+	r = parse_unsigned(k, value, &v, problem, size);
 	if (r < 0 || v < 1 || v > 4096)
 		return -EINVAL;
 	*(unsigned *)field = v;
 	return 0;
 }
 
-static int parse_classes(const char *value, void *field)
+static int parse_classes(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	_cleanup_free_ char *copy = strdup(value);
 	char *saveptr = NULL, *tok;
@@ -219,50 +288,54 @@ static int parse_classes(const char *value, void *field)
 	return 0;
 }
 
-static int parse_word_list(const char *value, void *field)
+static int parse_word_list(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
 {
 	/* Words are matched against device names and IRQ actions; control bytes are never meant. */
 	for (const char *p = value; *p; p++)
 		if ((unsigned char)*p < ' ' && *p != '\t')
 			return -EINVAL;
-	return parse_string(value, field);
+	return parse_string(k, value, field, problem, size);
 }
 
-static const struct config_key {
-	const char *section;
-	const char *key;
-	parse_fn parse;
-	size_t offset;
-	const char *expect;
-} config_keys[] = {
-	{ "Suspend", "State", parse_state, offsetof(struct config, state), "mem, standby or freeze" },
-	{ "Suspend", "MemSleep", parse_mem_sleep, offsetof(struct config, mem_sleep),
-	  "s2idle, shallow, deep or empty" },
-	{ "Suspend", "WakeLockName", parse_wake_lock_name, offsetof(struct config, wake_lock_name),
-	  "1-64 printable ASCII characters without whitespace" },
-	{ "Backoff", "DelaySec", parse_usec, offsetof(struct config, backoff_base), "a time span such as 100ms" },
-	{ "Backoff", "Multiplier", parse_multiplier, offsetof(struct config, backoff_multiplier),
-	  "a number from 1 to 1000" },
-	{ "Backoff", "FlatAttempts", parse_unsigned, offsetof(struct config, backoff_flat_attempts),
-	  "a whole number from 0 to 1000000" },
-	{ "Backoff", "MaxDelaySec", parse_usec, offsetof(struct config, backoff_max), "a time span such as 60s" },
-	{ "Backoff", "ShortSuspendSec", parse_usec, offsetof(struct config, short_suspend),
-	  "a time span, 0 to turn it off" },
-	{ "WakeLocks", "MaxPerUser", parse_lock_limit, offsetof(struct config, max_locks_per_user),
-	  "a whole number from 1 to 4096" },
-	{ "WakeLocks", "StartupHoldSec", parse_usec, offsetof(struct config, startup_hold),
-	  "a time span, 0 to not hold" },
-	{ "Activity", "IdleTimeoutSec", parse_usec, offsetof(struct config, idle_timeout),
-	  "a time span, 0 to not watch input" },
-	{ "Activity", "ResumeGraceSec", parse_usec, offsetof(struct config, resume_grace), "a time span" },
-	{ "Activity", "Classes", parse_classes, offsetof(struct config, input_classes),
-	  "a list of keyboard, pointer, touchpad, touchscreen and tablet" },
-	{ "Activity", "IgnoreDevices", parse_word_list, offsetof(struct config, ignore_devices),
-	  "a list of device name patterns" },
-	{ "Activity", "InputWakeSources", parse_word_list, offsetof(struct config, input_wake_sources),
-	  "a list of IRQ action names" },
-	{ "Logind", "HonorInhibitors", parse_bool, offsetof(struct config, honor_inhibitors), "a boolean" },
-	{ "Logind", "HoldSleepInhibitor", parse_bool, offsetof(struct config, hold_sleep_inhibitor), "a boolean" },
+/* Indexed by enum config_key_id. */
+static const struct config_key config_keys[_CONFIG_KEY_MAX] = {
+	[CONFIG_KEY_STATE] = { "Suspend", "State", parse_state, offsetof(struct config, state),
+			       "mem, standby or freeze" },
+	[CONFIG_KEY_MEM_SLEEP] = { "Suspend", "MemSleep", parse_mem_sleep, offsetof(struct config, mem_sleep),
+				   "s2idle, shallow, deep or empty" },
+	[CONFIG_KEY_WAKE_LOCK_NAME] = { "Suspend", "WakeLockName", parse_wake_lock_name,
+					offsetof(struct config, wake_lock_name),
+					"1-64 printable ASCII characters without whitespace" },
+	[CONFIG_KEY_DELAY] = { "Backoff", "DelaySec", parse_usec, offsetof(struct config, backoff_base),
+			       "a time span from 1ms to 24h", CONFIG_DELAY_MIN, CONFIG_TIME_MAX },
+	[CONFIG_KEY_MULTIPLIER] = { "Backoff", "Multiplier", parse_multiplier,
+				    offsetof(struct config, backoff_multiplier), "a number from 1 to 1000" },
+	[CONFIG_KEY_FLAT_ATTEMPTS] = { "Backoff", "FlatAttempts", parse_unsigned,
+				       offsetof(struct config, backoff_flat_attempts),
+				       "a whole number from 0 to 1000000" },
+	[CONFIG_KEY_MAX_DELAY] = { "Backoff", "MaxDelaySec", parse_usec, offsetof(struct config, backoff_max),
+				   "a time span from 1ms to 24h", CONFIG_DELAY_MIN, CONFIG_TIME_MAX },
+	[CONFIG_KEY_SHORT_SUSPEND] = { "Backoff", "ShortSuspendSec", parse_usec,
+				       offsetof(struct config, short_suspend),
+				       "a time span up to 24h, 0 to turn it off", 0, CONFIG_TIME_MAX },
+	[CONFIG_KEY_MAX_PER_USER] = { "WakeLocks", "MaxPerUser", parse_lock_limit,
+				      offsetof(struct config, max_locks_per_user), "a whole number from 1 to 4096" },
+	[CONFIG_KEY_STARTUP_HOLD] = { "WakeLocks", "StartupHoldSec", parse_usec, offsetof(struct config, startup_hold),
+				      "a time span up to 24h, 0 to not hold", 0, CONFIG_TIME_MAX },
+	[CONFIG_KEY_IDLE_TIMEOUT] = { "Activity", "IdleTimeoutSec", parse_usec, offsetof(struct config, idle_timeout),
+				      "a time span up to 24h, 0 to not watch input", 0, CONFIG_TIME_MAX },
+	[CONFIG_KEY_RESUME_GRACE] = { "Activity", "ResumeGraceSec", parse_usec, offsetof(struct config, resume_grace),
+				      "a time span up to 24h", 0, CONFIG_TIME_MAX },
+	[CONFIG_KEY_CLASSES] = { "Activity", "Classes", parse_classes, offsetof(struct config, input_classes),
+				 "a list of keyboard, pointer, touchpad, touchscreen and tablet" },
+	[CONFIG_KEY_IGNORE_DEVICES] = { "Activity", "IgnoreDevices", parse_word_list,
+					offsetof(struct config, ignore_devices), "a list of device name patterns" },
+	[CONFIG_KEY_INPUT_WAKE_SOURCES] = { "Activity", "InputWakeSources", parse_word_list,
+					    offsetof(struct config, input_wake_sources), "a list of IRQ action names" },
+	[CONFIG_KEY_HONOR_INHIBITORS] = { "Logind", "HonorInhibitors", parse_bool,
+					  offsetof(struct config, honor_inhibitors), "a boolean" },
+	[CONFIG_KEY_HOLD_SLEEP_INHIBITOR] = { "Logind", "HoldSleepInhibitor", parse_bool,
+					      offsetof(struct config, hold_sleep_inhibitor), "a boolean" },
 };
 
 static bool section_known(const char *section)
@@ -273,76 +346,203 @@ static bool section_known(const char *section)
 	return false;
 }
 
-int config_parse_file(struct config *c, const char *path)
+static const struct config_key *config_key_find(const char *section, const char *key)
 {
-	_cleanup_free_ char *line = NULL;
+	for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+		if (strcmp(config_keys[i].section, section) == 0 && strcmp(config_keys[i].key, key) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+static int config_set_origin(struct config *c, const struct config_key *k, const char *path, unsigned line)
+{
+	struct config_origin *o = &c->origin[k - config_keys];
+	char *copy = strdup(path);
+
+	if (!copy)
+		return -ENOMEM;
+	free(o->file);
+	*o = (struct config_origin){ .file = copy, .line = line, .seq = ++c->n_assignments };
+	return 0;
+}
+
+/* One line, NUL terminated and stripped; section carries over between lines. */
+static int config_parse_line(struct config *c, const char *path, unsigned lineno, char *l, char *section,
+			     size_t section_size)
+{
+	const struct config_key *k;
+	char *eq, *key, *value, problem[256] = "";
+	int r;
+
+	if (*l == 0 || *l == '#' || *l == ';')
+		return 0;
+	if (*l == '[') {
+		size_t n = strlen(l);
+
+		if (n < 3 || l[n - 1] != ']' || n - 2 >= section_size)
+			return log_error_errno(-EINVAL, "%s:%u: malformed section header '%s'", path, lineno, l);
+		memcpy(section, l + 1, n - 2);
+		section[n - 2] = 0;
+		if (!section_known(section))
+			return log_error_errno(-EINVAL, "%s:%u: unknown section [%s]", path, lineno, section);
+		return 0;
+	}
+	eq = strchr(l, '=');
+	if (!eq)
+		return log_error_errno(-EINVAL, "%s:%u: expected 'Key=value', got '%s'", path, lineno, l);
+	*eq = 0;
+	key = strip(l);
+	value = strip(eq + 1);
+	if (section[0] == 0)
+		return log_error_errno(-EINVAL, "%s:%u: key '%s' outside of any section", path, lineno, key);
+	k = config_key_find(section, key);
+	if (!k)
+		return log_error_errno(-EINVAL, "%s:%u: unknown key '%s' in section [%s]", path, lineno, key, section);
+	r = k->parse(k, value, (char *)c + k->offset, problem, sizeof(problem));
+	if (r == -ENOMEM)
+		return log_error_errno(r, "%s:%u: out of memory", path, lineno);
+	if (r < 0 && problem[0])
+		return log_error_errno(-EINVAL, "%s:%u: invalid value '%s' for key '%s' in section [%s]: %s; expected %s",
+				       path, lineno, value, key, section, problem, k->expect);
+	if (r < 0)
+		return log_error_errno(-EINVAL, "%s:%u: invalid value '%s' for key '%s' in section [%s]: expected %s",
+				       path, lineno, value, key, section, k->expect);
+	r = config_set_origin(c, k, path, lineno);
+	if (r < 0)
+		return log_error_errno(r, "%s:%u: out of memory", path, lineno);
+	return 0;
+}
+
+int config_parse_buffer(struct config *c, const char *path, const char *buf, size_t size)
+{
+	_cleanup_free_ char *copy = NULL;
 	char section[64] = "";
-	size_t cap = 0;
 	unsigned lineno = 0;
-	FILE *f;
-	int r = 0;
+	char *p, *end;
+	int r;
 
-	f = fopen(path, "re");
-	if (!f)
-		return negative_errno();
-
-	while (getline(&line, &cap, f) >= 0) {
-		const struct config_key *k = NULL;
-		char *l, *eq, *key, *value;
+	/* A private, NUL-terminated copy: lines are split and stripped in place. */
+	copy = malloc(size + 1);
+	if (!copy)
+		return log_error_errno(-ENOMEM, "%s: out of memory", path);
+	memcpy(copy, buf, size);
+	copy[size] = 0;
+	end = copy + size;
+	for (p = copy; p < end; lineno += 0) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
 		lineno++;
-		l = strip(line);
-		if (*l == 0 || *l == '#' || *l == ';')
-			continue;
-		if (*l == '[') {
-			size_t n = strlen(l);
-
-			if (n < 3 || l[n - 1] != ']' || n - 2 >= sizeof(section)) {
-				r = log_error_errno(-EINVAL, "%s:%u: malformed section header '%s'", path, lineno, l);
-				goto out;
-			}
-			memcpy(section, l + 1, n - 2);
-			section[n - 2] = 0;
-			if (!section_known(section)) {
-				r = log_error_errno(-EINVAL, "%s:%u: unknown section [%s]", path, lineno, section);
-				goto out;
-			}
-			continue;
-		}
-		eq = strchr(l, '=');
-		if (!eq) {
-			r = log_error_errno(-EINVAL, "%s:%u: expected 'Key=value', got '%s'", path, lineno, l);
-			goto out;
-		}
-		*eq = 0;
-		key = strip(l);
-		value = strip(eq + 1);
-		if (section[0] == 0) {
-			r = log_error_errno(-EINVAL, "%s:%u: key '%s' outside of any section", path, lineno, key);
-			goto out;
-		}
-		for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
-			if (strcmp(config_keys[i].section, section) == 0 && strcmp(config_keys[i].key, key) == 0)
-				k = &config_keys[i];
-		if (!k) {
-			r = log_error_errno(-EINVAL, "%s:%u: unknown key '%s' in section [%s]", path, lineno, key,
-					    section);
-			goto out;
-		}
-		r = k->parse(value, (char *)c + k->offset);
-		if (r == -ENOMEM)
-			goto out;
-		if (r < 0) {
-			r = log_error_errno(-EINVAL, "%s:%u: invalid value '%s' for key '%s' in section [%s]: expected %s",
-					    path, lineno, value, key, section, k->expect);
-			goto out;
-		}
+		/* A NUL would end the line early in every string function; never skip it. */
+		if (memchr(p, 0, len))
+			return log_error_errno(-EINVAL, "%s:%u: contains a NUL byte", path, lineno);
+		p[len] = 0;
+		r = config_parse_line(c, path, lineno, strip(p), section, sizeof(section));
+		if (r < 0)
+			return r;
+		p += len + 1;
 	}
-	if (ferror(f))
-		r = log_error_errno(-EIO, "%s: read error", path);
-out:
-	fclose(f);
-	return r;
+	return 0;
+}
+
+static const char *file_type_to_string(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	return "not a regular file";
+}
+
+/*
+ * The whole file, at most CONFIG_FILE_SIZE_MAX bytes. O_NONBLOCK: opening a
+ * FIFO must not wait for a writer, and the checks after fstat() refuse it
+ * (and /dev/zero, and directories) before anything is read.
+ */
+static int config_read_file(const char *path, char **ret, size_t *ret_size)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0, alloc;
+	struct stat st;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		int r = negative_errno();
+
+		if (r == -ENOENT)
+			return r;
+		/* Opening a socket fails with ENXIO; say what it is. */
+		if (r == -ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return log_error_errno(-EINVAL, "%s is %s, not a regular file", path,
+					       file_type_to_string(st.st_mode));
+		return log_error_errno(r, "Failed to open %s: %m", path);
+	}
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(negative_errno(), "Failed to stat %s: %m", path);
+	if (S_ISDIR(st.st_mode))
+		return log_error_errno(-EISDIR, "%s is a directory, not a regular file", path);
+	if (!S_ISREG(st.st_mode))
+		return log_error_errno(-EINVAL, "%s is %s, not a regular file", path, file_type_to_string(st.st_mode));
+	if ((uintmax_t)st.st_size > CONFIG_FILE_SIZE_MAX)
+		return log_error_errno(-EFBIG, "%s is %jd bytes long, more than the limit of %zu bytes", path,
+				       (intmax_t)st.st_size, CONFIG_FILE_SIZE_MAX);
+
+	/*
+	 * st_size is a hint only: the file may grow while we read, or be a /proc
+	 * file that says 0. One byte more than the limit tells "too long" apart.
+	 */
+	alloc = (size_t)st.st_size + 1;
+	buf = malloc(alloc);
+	if (!buf)
+		return log_error_errno(-ENOMEM, "%s: out of memory", path);
+	for (;;) {
+		ssize_t n;
+
+		if (size == alloc) {
+			char *b;
+
+			if (alloc > CONFIG_FILE_SIZE_MAX)
+				return log_error_errno(-EFBIG, "%s is longer than the limit of %zu bytes", path,
+						       CONFIG_FILE_SIZE_MAX);
+			alloc = MIN(MAX(alloc * 2, (size_t)4096), CONFIG_FILE_SIZE_MAX + 1);
+			b = realloc(buf, alloc);
+			if (!b)
+				return log_error_errno(-ENOMEM, "%s: out of memory", path);
+			buf = b;
+		}
+		n = read(fd, buf + size, alloc - size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return log_error_errno(negative_errno(), "Failed to read %s: %m", path);
+		if (n == 0)
+			break;
+		size += (size_t)n;
+	}
+	*ret = TAKE_PTR(buf);
+	*ret_size = size;
+	return 0;
+}
+
+int config_parse_file(struct config *c, const char *path)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t size;
+	int r;
+
+	r = config_read_file(path, &buf, &size);
+	if (r < 0)
+		return r;
+	return config_parse_buffer(c, path, buf, size);
 }
 
 static int dropin_filter(const struct dirent *de)
@@ -352,6 +552,30 @@ static int dropin_filter(const struct dirent *de)
 	return de->d_name[0] != '.' && n > 5 && strcmp(de->d_name + n - 5, ".conf") == 0;
 }
 
+/* "file:line: " for messages about a key, or "" for a built-in default. */
+static char *origin_prefix(const struct config_origin *o)
+{
+	char *s;
+
+	if (!o->file)
+		return strdup("");
+	if (asprintf(&s, "%s:%u: ", o->file, o->line) < 0)
+		return NULL;
+	return s;
+}
+
+/* " (Key set at file:line)" or " (Key is the default)". */
+static char *origin_note(const struct config_origin *o, const char *key)
+{
+	char *s;
+
+	if (!o->file && asprintf(&s, " (%s is the default)", key) < 0)
+		return NULL;
+	if (o->file && asprintf(&s, " (%s set at %s:%u)", key, o->file, o->line) < 0)
+		return NULL;
+	return s;
+}
+
 int config_verify(const struct config *c)
 {
 	char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX];
@@ -359,15 +583,31 @@ int config_verify(const struct config *c)
 	if (!c->state || !c->wake_lock_name || !c->ignore_devices || !c->input_wake_sources)
 		return -ENOMEM;
 	/* The activity lock is "<WakeLockName>.activity" and must stay a valid name too. */
-	if (strlen(c->wake_lock_name) > WAKE_LOCK_NAME_MAX - strlen(".activity"))
-		return log_error_errno(-EINVAL, "[Suspend] WakeLockName=%s is too long to add '.activity' (at most %zu characters)",
-				       c->wake_lock_name, WAKE_LOCK_NAME_MAX - strlen(".activity"));
-	if (c->backoff_max == 0)
-		return log_error_errno(-EINVAL, "[Backoff] MaxDelaySec must be greater than 0");
-	if (c->backoff_base > c->backoff_max)
-		return log_error_errno(-EINVAL, "[Backoff] DelaySec=%s is greater than MaxDelaySec=%s",
+	if (strlen(c->wake_lock_name) > WAKE_LOCK_NAME_MAX - strlen(".activity")) {
+		_cleanup_free_ char *at = origin_prefix(&c->origin[CONFIG_KEY_WAKE_LOCK_NAME]);
+
+		if (!at)
+			return -ENOMEM;
+		return log_error_errno(-EINVAL,
+				       "%s[Suspend] WakeLockName=%s is too long to add '.activity' (at most %zu characters)",
+				       at, c->wake_lock_name, WAKE_LOCK_NAME_MAX - strlen(".activity"));
+	}
+	/* Already refused key by key; kept for a config built in code. */
+	if (c->backoff_base < CONFIG_DELAY_MIN || c->backoff_max > CONFIG_TIME_MAX)
+		return log_error_errno(-EINVAL, "[Backoff] DelaySec and MaxDelaySec must be from 1ms to 24h");
+	if (c->backoff_base > c->backoff_max) {
+		const struct config_origin *od = &c->origin[CONFIG_KEY_DELAY], *om = &c->origin[CONFIG_KEY_MAX_DELAY];
+		/* Blame the assignment that came last, and say where the other one was made. */
+		bool delay_last = od->seq > om->seq;
+		_cleanup_free_ char *at = origin_prefix(delay_last ? od : om);
+		_cleanup_free_ char *note = delay_last ? origin_note(om, "MaxDelaySec") : origin_note(od, "DelaySec");
+
+		if (!at || !note)
+			return -ENOMEM;
+		return log_error_errno(-EINVAL, "%s[Backoff] DelaySec=%s is greater than MaxDelaySec=%s%s", at,
 				       format_timespan(a, sizeof(a), c->backoff_base),
-				       format_timespan(b, sizeof(b), c->backoff_max));
+				       format_timespan(b, sizeof(b), c->backoff_max), note);
+	}
 	return 0;
 }
 
@@ -376,13 +616,12 @@ int config_load(struct config *c, const char *path, bool must_exist, const char 
 	struct dirent **list = NULL;
 	int n, r;
 
+	/* config_parse_file() logs every error but a missing file. */
 	r = config_parse_file(c, path);
 	if (r == -ENOENT && !must_exist)
 		log_debug("No %s, using defaults", path);
 	else if (r == -ENOENT)
 		return log_error_errno(r, "Configuration file %s: %m", path);
-	else if (r < 0 && r != -EINVAL)
-		return log_error_errno(r, "Failed to read %s: %m", path);
 	else if (r < 0)
 		return r;
 
@@ -400,11 +639,12 @@ int config_load(struct config *c, const char *path, bool must_exist, const char 
 
 		if (r >= 0) {
 			if (asprintf(&p, "%s/%s", dropin_dir, list[i]->d_name) < 0)
-				r = -ENOMEM;
+				r = log_error_errno(-ENOMEM, "Out of memory");
 			else {
 				r = config_parse_file(c, p);
-				if (r < 0 && r != -EINVAL)
-					r = log_error_errno(r, "Failed to read %s: %m", p);
+				/* Listed a moment ago: a dangling symlink, or removed since. */
+				if (r == -ENOENT)
+					r = log_error_errno(r, "Failed to open %s: %m", p);
 			}
 		}
 		free(list[i]);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -8,6 +9,47 @@
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/autosleep/autosleep.conf"
 #define CONFIG_DEFAULT_DROPIN_DIR SYSCONFDIR "/autosleep/autosleep.conf.d"
+
+/*
+ * Limits, documented in autosleep.conf(5). A config file above
+ * CONFIG_FILE_SIZE_MAX is refused rather than read without bound. Every time
+ * key is finite and at most CONFIG_TIME_MAX, which fits the kernel wake lock
+ * timeout (WAKELOCK_TIMEOUT_MAX) and any sum with a clock reading.
+ * DelaySec is at least CONFIG_DELAY_MIN so failures cannot retry in a busy
+ * loop.
+ */
+#define CONFIG_FILE_SIZE_MAX ((size_t)1024 * 1024)
+#define CONFIG_TIME_MAX USEC_PER_DAY
+#define CONFIG_DELAY_MIN USEC_PER_MSEC
+
+enum config_key_id {
+	CONFIG_KEY_STATE,
+	CONFIG_KEY_MEM_SLEEP,
+	CONFIG_KEY_WAKE_LOCK_NAME,
+	CONFIG_KEY_DELAY,
+	CONFIG_KEY_MULTIPLIER,
+	CONFIG_KEY_FLAT_ATTEMPTS,
+	CONFIG_KEY_MAX_DELAY,
+	CONFIG_KEY_SHORT_SUSPEND,
+	CONFIG_KEY_MAX_PER_USER,
+	CONFIG_KEY_STARTUP_HOLD,
+	CONFIG_KEY_IDLE_TIMEOUT,
+	CONFIG_KEY_RESUME_GRACE,
+	CONFIG_KEY_CLASSES,
+	CONFIG_KEY_IGNORE_DEVICES,
+	CONFIG_KEY_INPUT_WAKE_SOURCES,
+	CONFIG_KEY_HONOR_INHIBITORS,
+	CONFIG_KEY_HOLD_SLEEP_INHIBITOR,
+	_CONFIG_KEY_MAX,
+	_CONFIG_KEY_INVALID = -EINVAL,
+};
+
+/* Where a key got its value, so checks across keys can name file and line. */
+struct config_origin {
+	char *file;    /* NULL: the built-in default */
+	unsigned line;
+	unsigned seq;  /* assignment order across all files; 0 for the default */
+};
 
 struct config {
 	/* [Suspend] */
@@ -32,14 +74,26 @@ struct config {
 	/* [Logind] */
 	bool honor_inhibitors;
 	bool hold_sleep_inhibitor;
+
+	struct config_origin origin[_CONFIG_KEY_MAX];
+	unsigned n_assignments;
 };
 
 void config_init(struct config *c);
 void config_done(struct config *c);
 
 /*
- * Parse one file on top of what c holds. Errors are logged as
- * "file:line: ..." and returned as -EINVAL; -ENOENT when the file is missing.
+ * Parse the text of one file (size bytes, not NUL terminated) on top of what
+ * c holds; path is only used in messages. Every error is logged as
+ * "path:line: ..." and returned: -EINVAL for bad content, -ENOMEM.
+ */
+int config_parse_buffer(struct config *c, const char *path, const char *buf, size_t size);
+
+/*
+ * Read path and parse it with config_parse_buffer(). -ENOENT, not logged,
+ * when it does not exist; anything but a regular file of at most
+ * CONFIG_FILE_SIZE_MAX bytes is refused without blocking. All other errors
+ * are logged naming the path.
  */
 int config_parse_file(struct config *c, const char *path);
 
@@ -49,7 +103,7 @@ int config_parse_file(struct config *c, const char *path);
  */
 int config_load(struct config *c, const char *path, bool must_exist, const char *dropin_dir);
 
-/* Checks that need more than one key; logs what is wrong. */
+/* Checks that need more than one key; logs what is wrong, naming where the keys were set. */
 int config_verify(const struct config *c);
 
 /* The one rule for wake lock names, from the config file and from D-Bus alike. */

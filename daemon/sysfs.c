@@ -97,6 +97,23 @@ int sysfs_read(const char *rel, char *buf, size_t size)
 	return (int)len;
 }
 
+/*
+ * The kernel prints numbers as plain decimals. strto*() would also take
+ * leading whitespace and '+', wrap " -3" to a huge unsigned value, and stop
+ * at a NUL byte as if the number ended there.
+ */
+static bool is_decimal(const char *buf, size_t len, bool allow_minus)
+{
+	size_t i = allow_minus && len > 0 && buf[0] == '-';
+
+	if (i == len)
+		return false;
+	for (; i < len; i++)
+		if (buf[i] < '0' || buf[i] > '9')
+			return false;
+	return true;
+}
+
 int sysfs_read_u64(const char *rel, uint64_t *ret)
 {
 	char buf[64], *end;
@@ -106,9 +123,11 @@ int sysfs_read_u64(const char *rel, uint64_t *ret)
 	r = sysfs_read(rel, buf, sizeof(buf));
 	if (r < 0)
 		return r;
+	if (!is_decimal(buf, (size_t)r, false))
+		return -EBADMSG;
 	errno = 0;
 	v = strtoull(buf, &end, 10);
-	if (errno != 0 || end == buf || *end != 0 || buf[0] == '-')
+	if (errno != 0 || end == buf || *end != 0)
 		return -EBADMSG;
 	*ret = v;
 	return 0;
@@ -123,6 +142,8 @@ int sysfs_read_int(const char *rel, int *ret)
 	r = sysfs_read(rel, buf, sizeof(buf));
 	if (r < 0)
 		return r;
+	if (!is_decimal(buf, (size_t)r, true))
+		return -EBADMSG;
 	errno = 0;
 	v = strtol(buf, &end, 10);
 	if (errno != 0 || end == buf || *end != 0 || v < INT_MIN || v > INT_MAX)

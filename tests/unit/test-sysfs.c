@@ -77,6 +77,19 @@ static void test_read_numbers(void **state)
 	assert_int_equal(sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &u), -EBADMSG);
 	fixture_write(*state, SYSFS_POWER_WAKEUP_COUNT, "-3\n");
 	assert_int_equal(sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &u), -EBADMSG);
+	/* Found by tests/fuzz/fuzz-sysfs: strtoull() took these. */
+	fixture_write(*state, SYSFS_POWER_WAKEUP_COUNT, " -3\n");
+	assert_int_equal(sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &u), -EBADMSG);
+	fixture_write(*state, SYSFS_POWER_WAKEUP_COUNT, "+5\n");
+	assert_int_equal(sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &u), -EBADMSG);
+	fixture_write(*state, SYSFS_POWER_WAKEUP_COUNT, " 5\n");
+	assert_int_equal(sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &u), -EBADMSG);
+	assert_int_equal(sysfs_read_int(SYSFS_POWER_WAKEUP_COUNT, &i), -EBADMSG);
+	fixture_write(*state, SYSFS_POWER_WAKEUP_COUNT, "-\n");
+	assert_int_equal(sysfs_read_int(SYSFS_POWER_WAKEUP_COUNT, &i), -EBADMSG);
+	fixture_write(*state, SYSFS_POWER_WAKEUP_COUNT, "-2147483648\n");
+	assert_int_equal(sysfs_read_int(SYSFS_POWER_WAKEUP_COUNT, &i), 0);
+	assert_int_equal(i, INT_MIN);
 }
 
 static void test_write(void **state)

@@ -21,11 +21,14 @@
 #define REL SYSFS_POWER_WAKEUP_COUNT
 
 static char *root, *file;
+static int fd = -1;
 
 static void cleanup(void)
 {
 	char *p;
 
+	if (fd >= 0)
+		close(fd);
 	if (file)
 		unlink(file);
 	if (root && asprintf(&p, "%s/sys/power", root) >= 0) {
@@ -59,6 +62,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	free(p);
 	if (sysfs_set_root(root) < 0 || sysfs_path(REL, &file) < 0)
+		abort();
+	/*
+	 * One fd, rewritten in place: O_TRUNC on every run makes ext4 flush at
+	 * close (auto_da_alloc) and costs two orders of magnitude in speed.
+	 */
+	fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
 		abort();
 	return 0;
 }
@@ -110,12 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char text[64];
 	size_t n;
 	uint64_t u = 0, mu = 0;
-	int fd, i = 0, mi = 0, r;
+	int i = 0, mi = 0, r;
 
-	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+	if (pwrite(fd, data, size, 0) != (ssize_t)size || ftruncate(fd, (off_t)size) < 0)
 		abort();
-	close(fd);
 	n = model_text(data, size, text);
 
 	r = sysfs_read_u64(REL, &u);

@@ -426,7 +426,7 @@ int config_parse_buffer(struct config *c, const char *path, const char *buf, siz
 	memcpy(copy, buf, size);
 	copy[size] = 0;
 	end = copy + size;
-	for (p = copy; p < end; lineno += 0) {
+	for (p = copy; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 

@@ -17,17 +17,6 @@ typedef uint64_t nsec_t;
 #define USEC_PER_DAY ((usec_t)(24ULL * USEC_PER_HOUR))
 #define NSEC_PER_USEC ((nsec_t)1000ULL)
 
-/* Saturating: time values come from clients and config files, and must never wrap. */
-static inline usec_t usec_add(usec_t a, usec_t b)
-{
-	return a > USEC_INFINITY - b ? USEC_INFINITY : a + b;
-}
-
-static inline usec_t usec_sub(usec_t a, usec_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 usec_t now(clockid_t clock);
 usec_t timespec_load(const struct timespec *ts);
 struct timespec timespec_from_usec(usec_t u);

@@ -242,7 +242,7 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 		l->tail = x->prev;
 	l->n--;
 
-	held = usec_sub(l->now(CLOCK_BOOTTIME), x->since);
+	held = usec_sub_unsigned(l->now(CLOCK_BOOTTIME), x->since);
 	s = x->stats;
 	stats_unlink(l, s);
 	stats_push_front(l, s);

@@ -10,7 +10,6 @@
 #include "sysfs.h"
 
 static char *root_prefix;
-static const struct sysfs_injector *injector;
 
 int sysfs_set_root(const char *root)
 {
@@ -57,11 +56,6 @@ bool sysfs_exists(const char *rel)
 	return access(p, F_OK) == 0;
 }
 
-void sysfs_set_injector(const struct sysfs_injector *i)
-{
-	injector = i;
-}
-
 int sysfs_read(const char *rel, char *buf, size_t size)
 {
 	_cleanup_free_ char *p = NULL;
@@ -71,11 +65,6 @@ int sysfs_read(const char *rel, char *buf, size_t size)
 
 	if (size == 0)
 		return -EINVAL;
-	if (injector && injector->read) {
-		r = injector->read(injector->userdata, rel, buf, size);
-		if (r != SYSFS_INJECT_PASS)
-			return r;
-	}
 	r = sysfs_path(rel, &p);
 	if (r < 0)
 		return r;
@@ -97,61 +86,6 @@ int sysfs_read(const char *rel, char *buf, size_t size)
 	return (int)len;
 }
 
-/*
- * The kernel prints numbers as plain decimals. strto*() would also take
- * leading whitespace and '+', wrap " -3" to a huge unsigned value, and stop
- * at a NUL byte as if the number ended there.
- */
-static bool is_decimal(const char *buf, size_t len, bool allow_minus)
-{
-	size_t i = allow_minus && len > 0 && buf[0] == '-';
-
-	if (i == len)
-		return false;
-	for (; i < len; i++)
-		if (buf[i] < '0' || buf[i] > '9')
-			return false;
-	return true;
-}
-
-int sysfs_read_u64(const char *rel, uint64_t *ret)
-{
-	char buf[64], *end;
-	unsigned long long v;
-	int r;
-
-	r = sysfs_read(rel, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	if (!is_decimal(buf, (size_t)r, false))
-		return -EBADMSG;
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	if (errno != 0 || end == buf || *end != 0)
-		return -EBADMSG;
-	*ret = v;
-	return 0;
-}
-
-int sysfs_read_int(const char *rel, int *ret)
-{
-	char buf[64], *end;
-	long v;
-	int r;
-
-	r = sysfs_read(rel, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	if (!is_decimal(buf, (size_t)r, true))
-		return -EBADMSG;
-	errno = 0;
-	v = strtol(buf, &end, 10);
-	if (errno != 0 || end == buf || *end != 0 || v < INT_MIN || v > INT_MAX)
-		return -EBADMSG;
-	*ret = (int)v;
-	return 0;
-}
-
 int sysfs_write(const char *rel, const char *value)
 {
 	_cleanup_free_ char *p = NULL;
@@ -160,11 +94,6 @@ int sysfs_write(const char *rel, const char *value)
 	ssize_t n;
 	int r;
 
-	if (injector && injector->write) {
-		r = injector->write(injector->userdata, rel, value);
-		if (r != SYSFS_INJECT_PASS)
-			return r;
-	}
 	r = sysfs_path(rel, &p);
 	if (r < 0)
 		return r;

@@ -43,6 +43,15 @@ bool sysfs_exists(const char *rel);
  * the length or -errno. Blocks where the kernel blocks (wakeup_count).
  */
 int sysfs_read(const char *rel, char *buf, size_t size);
+
+/*
+ * A number as sysfs prints it: decimal and nothing else (sysfs_read()
+ * already dropped the newline), len bytes of it: a NUL inside is no end of
+ * the number. Anything else is -EBADMSG, never a guess.
+ * The parsers take text sysfs_read() gave; the readers do both steps.
+ */
+int sysfs_parse_u64(const char *s, size_t len, uint64_t *ret);
+int sysfs_parse_int(const char *s, size_t len, int *ret);
 int sysfs_read_u64(const char *rel, uint64_t *ret);
 int sysfs_read_int(const char *rel, int *ret);
 
@@ -52,16 +61,3 @@ int sysfs_read_int(const char *rel, int *ret);
  * wakeup_count, EBUSY from state, ENOSPC from wake_lock).
  */
 int sysfs_write(const char *rel, const char *value);
-
-/*
- * Fault injection, for tests only: kernel behaviour a plain file cannot show
- * (a write rejected with EINVAL, a state write that blocks, ...). A hook
- * returns SYSFS_INJECT_PASS to let the real file answer.
- */
-#define SYSFS_INJECT_PASS INT_MAX
-struct sysfs_injector {
-	int (*read)(void *userdata, const char *rel, char *buf, size_t size);
-	int (*write)(void *userdata, const char *rel, const char *value);
-	void *userdata;
-};
-void sysfs_set_injector(const struct sysfs_injector *injector);

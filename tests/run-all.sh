@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The whole test suite, as CI runs it, on a fresh Debian 12 machine as root:
-#   1. unit suite built with ASan+UBSan (make check)
-#   2. unit suite under valgrind (make check)
-#   3. make distcheck
-#   4. VM suite: the autosleep kernel and the control kernel in QEMU TCG
+#   1. unit suite built with ASan+UBSan (make check), warnings are errors
+#   2. unit suite under valgrind (make check), warnings are errors
+#   3. the threaded suspender tests built with ThreadSanitizer
+#   4. make distcheck
+#   5. VM suite: the autosleep kernel and the control kernel in QEMU TCG
 # Ends with "N passed, N failed". Idempotent; installs what it needs.
 #
 #   --unit-only     skip the VM suite
@@ -22,7 +23,7 @@ main() {
 		case "$1" in
 		--unit-only) vm=0 ;;
 		--cycles) cycles=$2; shift ;;
-		-h|--help) sed -n '3,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
+		-h|--help) sed -n '4,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) echo "run-all.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 		shift
@@ -58,6 +59,7 @@ main() {
 		while [ $# -gt 0 ] && [ "$1" != -- ]; do conf+=("$1"); shift; done
 		[ "${1:-}" = -- ] && shift
 		make_args=("$@")
+		local t0=$(date +%s)
 		note "unit suite: $name"
 		mkdir -p "$dir"
 		if ! (cd "$dir" && "$top/configure" -q "${conf[@]}" > "$logs/$name-configure.log" 2>&1 && make -j"$(nproc)" > "$logs/$name-make.log" 2>&1); then
@@ -77,11 +79,14 @@ main() {
 			tail -n 30 "$logs/$name-check.log"
 		fi
 		count "$p" "$f"
+		echo "# $name suite took $(( $(date +%s) - t0 )) s"
 	}
 
-	run_unit asan --enable-sanitizers
-	run_unit valgrind -- \
+	run_unit asan --enable-sanitizers --enable-werror
+	run_unit valgrind --enable-werror -- \
 		LOG_COMPILER="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no"
+	# Only the suspender has a thread of its own; TSan cannot share a build with ASan.
+	run_unit tsan --enable-tsan --enable-werror -- TESTS=tests/unit/test-suspender
 
 	note "make distcheck"
 	if make -C "$builddir/valgrind" distcheck > "$logs/distcheck.log" 2>&1; then

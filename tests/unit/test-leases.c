@@ -209,12 +209,13 @@ static void test_count_uid(void **state)
 static void test_release_reasons(void **state)
 {
 	struct ctx *x = *state;
+	static char fa[] = "fa", fb[] = "fb";
 	uint64_t a, b;
 
 	assert_int_equal(leases_acquire(&x->l, "a", "", "", 0, 0, 1001 * USEC_PER_SEC, &a), 0);
 	assert_int_equal(leases_acquire(&x->l, "b", "", "", 0, 0, USEC_INFINITY, &b), 0);
-	leases_find(&x->l, a)->data = "fa";
-	leases_find(&x->l, b)->data = "fb";
+	leases_find(&x->l, a)->data = fa;
+	leases_find(&x->l, b)->data = fb;
 	assert_int_equal(leases_release(&x->l, b, "closed"), 0);
 	fake_boottime = 1002 * USEC_PER_SEC;
 	leases_expire(&x->l);

@@ -15,6 +15,7 @@
 #include "fixture.h"
 #include "suspender.h"
 #include "sysfs.h"
+#include "sysfs-inject.h"
 
 #define MS USEC_PER_MSEC
 
@@ -269,7 +270,7 @@ static int setup(void **state)
 	x->dir = fixture_new("sysfs-basic");
 	fk.dir = x->dir;
 	assert_int_equal(sysfs_set_root(x->dir), 0);
-	sysfs_set_injector(&injector);
+	sysfs_inject_set(&injector);
 	*state = x;
 	return 0;
 }
@@ -282,7 +283,7 @@ static int teardown(void **state)
 		assert_int_equal(suspender_stop(x->s, 10 * USEC_PER_SEC), 0);
 		suspender_free(x->s);
 	}
-	sysfs_set_injector(NULL);
+	sysfs_inject_set(NULL);
 	fixture_free(x->dir);
 	free(x);
 	return 0;
@@ -910,7 +911,7 @@ static void test_unreadable_wakeup_count(void **state)
 	char *log;
 
 	/* Not the fake kernel's count: a sysfs surprise in the fixture file itself. */
-	sysfs_set_injector(NULL);
+	sysfs_inject_set(NULL);
 	fixture_write(x->dir, SYSFS_POWER_WAKEUP_COUNT, "garbage\n");
 	start(x, &p);
 	wait_result(x, &rep, 2000);

@@ -10,6 +10,7 @@
 
 #include "fixture.h"
 #include "sysfs.h"
+#include "sysfs-inject.h"
 
 static int setup(void **state)
 {
@@ -22,7 +23,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	sysfs_set_injector(NULL);
+	sysfs_inject_set(NULL);
 	sysfs_set_root(NULL);
 	fixture_free(*state);
 	return 0;
@@ -129,7 +130,7 @@ static void test_injector(void **state)
 	uint64_t u;
 	char buf[64];
 
-	sysfs_set_injector(&inj);
+	sysfs_inject_set(&inj);
 	assert_int_equal(sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &u), 0);
 	assert_int_equal(u, 99);
 	assert_int_equal(sysfs_read(SYSFS_POWER_STATE, buf, sizeof(buf)), 15);

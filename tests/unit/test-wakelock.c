@@ -10,6 +10,7 @@
 
 #include "fixture.h"
 #include "sysfs.h"
+#include "sysfs-inject.h"
 #include "wakelock.h"
 
 /* Records every write, and can fail wake_lock the way a full PM_WAKELOCKS_LIMIT does. */
@@ -38,14 +39,14 @@ static int setup(void **state)
 
 	memset(&rec, 0, sizeof(rec));
 	assert_int_equal(sysfs_set_root(dir), 0);
-	sysfs_set_injector(&injector);
+	sysfs_inject_set(&injector);
 	*state = dir;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	sysfs_set_injector(NULL);
+	sysfs_inject_set(NULL);
 	fixture_free(*state);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
 
 #include "json.h"
 #include "macro.h"
@@ -455,26 +456,30 @@ static int verb_enable(sd_bus *bus, int argc, char **argv)
 	return 0;
 }
 
-static int verb_hold(sd_bus *bus, int argc, char **argv)
+struct hold {
+	sd_bus *bus;
+	const char *name;
+	int fd;            /* our copy of the lock's fd */
+	usec_t deadline;   /* CLOCK_BOOTTIME, USEC_INFINITY for none */
+	int status;
+};
+
+static int hold_acquire(struct hold *h)
 {
 	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	_cleanup_close_ int fd = -EBADF;
-	const char *name = arg_name;
-	int lockfd, status, r;
-	pid_t pid;
+	usec_t timeout = 0;
+	int lockfd, fd, r;
 
-	if (argc < 2) {
-		fprintf(stderr, "hold needs a command to run: autosleepctl hold -- CMD [ARGS...]\n");
-		return -EINVAL;
-	}
-	if (!name) {
-		const char *slash = strrchr(argv[1], '/');
+	if (h->deadline != USEC_INFINITY) {
+		usec_t t = now(CLOCK_BOOTTIME);
 
-		name = slash ? slash + 1 : argv[1];
+		if (t >= h->deadline)
+			return 0; /* its time is up: nothing to take again */
+		timeout = h->deadline - t;
 	}
-	r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "AcquireWakeLock", &e, &reply, "sst", name, arg_why,
-			       (uint64_t)arg_timeout);
+	r = sd_bus_call_method(h->bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "AcquireWakeLock", &e, &reply, "sst", h->name,
+			       arg_why, (uint64_t)timeout);
 	if (r < 0)
 		return bus_fail("take wake lock", &e, r);
 	r = sd_bus_message_read(reply, "h", &lockfd);
@@ -484,22 +489,151 @@ static int verb_hold(sd_bus *bus, int argc, char **argv)
 	fd = fcntl(lockfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return negative_errno();
-	reply = sd_bus_message_unref(reply);
+	safe_close(h->fd);
+	h->fd = fd;
+	return 1;
+}
 
+/* Is our lock, by name and our unique bus name, among the daemon's? */
+static int hold_is_listed(struct hold *h)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	const char *unique = NULL, *n, *why, *owner;
+	uint32_t uid, pid;
+	uint64_t since, until;
+	int r, found = 0;
+
+	r = sd_bus_get_unique_name(h->bus, &unique);
+	if (r < 0)
+		return r;
+	r = sd_bus_call_method(h->bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListWakeLocks", NULL, &reply, "");
+	if (r >= 0)
+		r = sd_bus_message_enter_container(reply, 'a', "(sssuutt)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(sssuutt)", &n, &why, &owner, &uid, &pid, &since, &until)) > 0)
+		if (strcmp(n, h->name) == 0 && strcmp(owner, unique) == 0)
+			found = 1;
+	return r < 0 ? r : found;
+}
+
+/*
+ * autosleepd came back. Under systemd it took our lock back from its fd store;
+ * without one it did not, and we take it again ourselves.
+ */
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct hold *h = userdata;
+	const char *name, *old_owner, *new_owner;
+	int r;
+
+	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || strcmp(name, BUS_NAME) != 0 ||
+	    !*new_owner)
+		return 0;
+	r = hold_is_listed(h);
+	if (r > 0) {
+		fprintf(stderr, "autosleepctl: autosleepd restarted and still holds wake lock '%s'\n", h->name);
+		return 0;
+	}
+	r = hold_acquire(h);
+	if (r > 0)
+		fprintf(stderr, "autosleepctl: autosleepd restarted; took wake lock '%s' again\n", h->name);
+	return 0;
+}
+
+static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
+{
+	struct hold *h = userdata;
+
+	h->status = si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+/* Forward what would end us to the command, which decides when it ends. */
+static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	pid_t *pid = userdata;
+
+	(void)s;
+	kill(*pid, (int)si->ssi_signo);
+	return 0;
+}
+
+static int verb_hold(sd_bus *bus, int argc, char **argv)
+{
+	_cleanup_(sd_event_unrefp) sd_event *event = NULL;
+	struct hold h = { .bus = bus, .name = arg_name, .fd = -EBADF, .deadline = USEC_INFINITY };
+	sigset_t ss, old;
+	pid_t pid;
+	int r;
+
+	if (argc < 2) {
+		fprintf(stderr, "hold needs a command to run: autosleepctl hold -- CMD [ARGS...]\n");
+		return -EINVAL;
+	}
+	if (!h.name) {
+		const char *slash = strrchr(argv[1], '/');
+
+		h.name = slash ? slash + 1 : argv[1];
+	}
+	if (arg_timeout != 0 && arg_timeout != USEC_INFINITY)
+		h.deadline = usec_add(now(CLOCK_BOOTTIME), arg_timeout);
+	r = hold_acquire(&h);
+	if (r < 0)
+		return r;
+
+	/* Before the fork: the child must not die unseen, and must get signals back unblocked. */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &ss, &old) < 0) {
+		r = negative_errno();
+		goto out;
+	}
 	pid = fork();
-	if (pid < 0)
-		return negative_errno();
+	if (pid < 0) {
+		r = negative_errno();
+		goto out;
+	}
 	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		execvp(argv[1], argv + 1);
 		fprintf(stderr, "Failed to execute %s: %s\n", argv[1], strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return negative_errno();
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+
+	r = sd_event_default(&event);
+	if (r >= 0)
+		r = sd_event_add_child(event, NULL, pid, WEXITED, on_child, &h);
+	if (r >= 0)
+		r = sd_event_add_signal(event, NULL, SIGTERM, on_term, &pid);
+	if (r >= 0)
+		r = sd_event_add_signal(event, NULL, SIGINT, on_term, &pid);
+	if (r >= 0)
+		r = sd_event_add_signal(event, NULL, SIGHUP, on_term, &pid);
+	if (r >= 0)
+		r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+	/* A restarted daemon shows as a new owner of its name. */
+	if (r >= 0)
+		r = sd_bus_add_match(bus, NULL,
+				     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+				     "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BUS_NAME "'",
+				     on_owner_changed, &h);
+	if (r < 0) {
+		fprintf(stderr, "Failed to watch %s and autosleepd: %s; the lock is held, but not taken again if "
+			"autosleepd restarts\n", argv[1], strerror(-r));
+		while (waitpid(pid, &h.status, 0) < 0 && errno == EINTR)
+			;
+		r = WIFEXITED(h.status) ? WEXITSTATUS(h.status) : 128 + WTERMSIG(h.status);
+		goto out;
+	}
+	r = sd_event_loop(event);
+	sd_bus_detach_event(bus);
+	if (r >= 0)
+		r = h.status;
+out:
+	safe_close(h.fd);
+	return r;
 }
 
 static int on_monitor_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)

@@ -534,7 +534,7 @@ static int config_read_file(const char *path, char **ret, size_t *ret_size)
 int config_parse_file(struct config *c, const char *path)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t size;
+	size_t size = 0;
 	int r;
 
 	r = config_read_file(path, &buf, &size);

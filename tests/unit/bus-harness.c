@@ -13,7 +13,8 @@
 #include "bus-harness.h"
 #include "fixture.h"
 
-static pid_t spawn(const struct harness *h, char *const argv[], const char *log, const struct harness_daemon_opts *o)
+static pid_t spawn(const struct harness *h, const char *const argv[], const char *log,
+		   const struct harness_daemon_opts *o)
 {
 	pid_t pid = fork();
 
@@ -52,7 +53,8 @@ static pid_t spawn(const struct harness *h, char *const argv[], const char *log,
 		if (o->fd_names)
 			setenv("LISTEN_FDNAMES", o->fd_names, 1);
 	}
-	execv(argv[0], argv);
+	/* execv() takes char *const[] for historical reasons; it does not write to them. */
+	execv(argv[0], (char *const *)argv);
 	_exit(127);
 }
 
@@ -83,7 +85,7 @@ int harness_bus_start(struct harness *h, const char *fixture, const char *extra)
 	fixture_write(h->dir, "bus.conf", conf);
 	snprintf(path, sizeof(path), "%s/bus.conf", h->dir);
 	snprintf(log, sizeof(log), "%s/dbus.log", h->dir);
-	h->bus_pid = spawn(h, (char *[]){ "/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file", path, NULL },
+	h->bus_pid = spawn(h, (const char *const[]){ "/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file", path, NULL },
 			   log, NULL);
 	if (h->bus_pid < 0)
 		return -errno;
@@ -118,11 +120,13 @@ pid_t harness_daemon_start(struct harness *h, const struct harness_daemon_opts *
 	snprintf(cfg, sizeof(cfg), "%s/autosleep.conf", h->dir);
 	snprintf(log, sizeof(log), "%s/%s", h->dir, o->log ? o->log : "daemon.log");
 	h->daemon_pid = spawn(h,
-			      (char *[]){ (char *)daemon, "--root", h->dir, "--config", cfg, "--dry-run",
-					  "--log-level=debug", NULL },
+			      (const char *const[]){ daemon, "--root", h->dir, "--config", cfg, "--log-level=debug",
+					  o->real ? NULL : "--dry-run", NULL },
 			      log, o);
 	if (h->daemon_pid < 0)
 		return -errno;
+	if (o->no_wait)
+		return h->daemon_pid;
 	if (harness_open_client(h, &b) < 0)
 		return -ECONNREFUSED;
 	for (int i = 0; i < 500; i++) {

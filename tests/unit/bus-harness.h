@@ -33,6 +33,8 @@ struct harness_daemon_opts {
 	int n_fds;
 	const char *fd_names;   /* LISTEN_FDNAMES */
 	unsigned long nofile;   /* RLIMIT_NOFILE for the daemon, 0 to inherit */
+	bool real;              /* without --dry-run: it writes wakeup_count and state below dir */
+	bool no_wait;           /* return once spawned, without waiting for the bus name */
 };
 
 /* Spawn autosleepd and wait until it owns its name; returns its pid or -errno. */

@@ -348,6 +348,56 @@ static void test_losing_the_bus_is_fatal(void **state)
 	close(fa);
 }
 
+static void test_hold_takes_its_lock_again(void **state)
+{
+	const char *ctl = getenv("AUTOSLEEPCTL");
+	char env[600], log[600];
+	sd_bus *client;
+	pid_t hold, pid;
+	int status, n = 0;
+
+	/* No fd store this time: the daemon cannot restore, autosleepctl hold must take the lock again. */
+	assert_non_null(ctl);
+	pid = harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = "[WakeLocks]\nStartupHoldSec=3s\n", .log = "hold1.log" });
+	assert_true(pid > 0);
+	snprintf(env, sizeof(env), "DBUS_SYSTEM_BUS_ADDRESS=%s", h.address);
+	snprintf(log, sizeof(log), "%s/hold.out", h.dir);
+	hold = fork();
+	assert_true(hold >= 0);
+	if (hold == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		dup2(fd, STDERR_FILENO);
+		putenv(env);
+		execl(ctl, ctl, "hold", "--name", "again", "--why", "re-acquire test", "--", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	for (int i = 0; i < 300 && harness_count_locks(client, "again") != 1; i++)
+		usleep(10000);
+	assert_int_equal(harness_count_locks(client, "again"), 1);
+
+	status = harness_daemon_stop(&h, SIGKILL);
+	assert_true(WIFSIGNALED(status));
+	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = "[WakeLocks]\nStartupHoldSec=3s\n", .log = "hold2.log" }) > 0);
+	for (int i = 0; i < 300 && (n = harness_count_locks(client, "again")) != 1; i++)
+		usleep(10000);
+	assert_int_equal(n, 1);
+	assert_int_equal(count_in_log("hold.out", "took wake lock 'again' again"), 1);
+	/* The start-up hold covered the gap: nothing suspended while hold's lock was away. */
+	assert_int_equal(count_in_log("hold2.log", "would write mem to state"), 0);
+
+	kill(hold, SIGTERM);
+	assert_int_equal(waitpid(hold, &status, 0), hold);
+	/* SIGTERM goes on to the command, and hold exits with its status. */
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+	sd_bus_flush_close_unref(client);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
 /* A logind that takes its time to answer ListInhibitors. */
 static sd_bus_message *pending_list;
 
@@ -407,6 +457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigkill_and_restart_keeps_locks),
 		cmocka_unit_test(test_no_suspend_before_logind_answers),
+		cmocka_unit_test(test_hold_takes_its_lock_again),
 		/* Last: it kills the bus. */
 		cmocka_unit_test(test_losing_the_bus_is_fatal),
 	};

@@ -26,6 +26,8 @@
 #include "time-util.h"
 
 static struct harness h;
+/* Killed in teardown too: a failed assertion must not leave it holding a lock (and our stdout). */
+static pid_t acquirer;
 
 static int count_in_log(const char *needle)
 {
@@ -53,6 +55,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	if (acquirer > 0) {
+		kill(acquirer, SIGKILL);
+		waitpid(acquirer, NULL, 0);
+	}
 	harness_stop(&h);
 	return 0;
 }
@@ -62,7 +68,7 @@ static void test_acquire_waits_for_state_write(void **state)
 	char path[512], buf[64];
 	int replies[2], fifo, n;
 	usec_t t_release, t_reply = 0;
-	pid_t writer, acquirer;
+	pid_t writer;
 
 	snprintf(path, sizeof(path), "%s/sys/power/state", h.dir);
 	assert_int_equal(unlink(path), 0);
@@ -124,6 +130,7 @@ static void test_acquire_waits_for_state_write(void **state)
 	close(fifo);
 	kill(acquirer, SIGKILL);
 	waitpid(acquirer, NULL, 0);
+	acquirer = 0;
 	close(replies[0]);
 	harness_daemon_stop(&h, SIGTERM);
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +21,7 @@ static pid_t spawn(const struct harness *h, const char *const argv[], const char
 		return pid;
 	/* Child: only async-signal-safe work, then exec. */
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	char buf[32];
+	char buf[32], nofile[32];
 
 	dup2(fd, STDOUT_FILENO);
 	dup2(fd, STDERR_FILENO);
@@ -34,8 +33,6 @@ static pid_t spawn(const struct harness *h, const char *const argv[], const char
 	unsetenv("RUNTIME_DIRECTORY");
 	for (char *const *e = o && o->env ? o->env : NULL; e && *e; e++)
 		putenv(*e);
-	if (o && o->nofile > 0)
-		setrlimit(RLIMIT_NOFILE, &(struct rlimit){ o->nofile, o->nofile });
 	if (o && o->n_fds > 0) {
 		/* Move them out of the way first: a source may sit where a target goes. */
 		int tmp[64];
@@ -52,6 +49,22 @@ static pid_t spawn(const struct harness *h, const char *const argv[], const char
 		setenv("LISTEN_PID", buf, 1);
 		if (o->fd_names)
 			setenv("LISTEN_FDNAMES", o->fd_names, 1);
+	}
+	if (o && o->nofile > 0) {
+		/*
+		 * Through a shell: valgrind, which follows the fork until the exec,
+		 * keeps a setrlimit(RLIMIT_NOFILE) here to itself.
+		 */
+		const char *sh[16] = { "/bin/sh", "-c", "ulimit -n \"$0\" && exec \"$@\"" };
+		int n = 3;
+
+		snprintf(nofile, sizeof(nofile), "%lu", o->nofile);
+		sh[n++] = nofile;
+		for (int i = 0; argv[i] && n < 15; i++)
+			sh[n++] = argv[i];
+		sh[n] = NULL;
+		execv(sh[0], (char *const *)sh);
+		_exit(127);
 	}
 	/* execv() takes char *const[] for historical reasons; it does not write to them. */
 	execv(argv[0], (char *const *)argv);

@@ -247,3 +247,16 @@ void harness_show_log(const struct harness *h, const char *name)
 	fprintf(stderr, "--- %s:\n%s\n---\n", name, l ? l : "(none)");
 	free(l);
 }
+
+int harness_count_in_log(const struct harness *h, const char *name, const char *needle)
+{
+	char *l = fixture_read(h->dir, name), *p = l;
+	int n = 0;
+
+	while (p && (p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	free(l);
+	return n;
+}

@@ -49,5 +49,7 @@ bool harness_name_has_owner(sd_bus *b);
 int harness_acquire(sd_bus *b, const char *name, const char *why, uint64_t timeout, int *ret_fd, sd_bus_error *e);
 /* Locks named name (all if NULL), -1 on error. */
 int harness_count_locks(sd_bus *b, const char *name);
+/* How often needle occurs in a log file below dir. */
+int harness_count_in_log(const struct harness *h, const char *name, const char *needle);
 /* Dump a log file below dir to stderr. */
 void harness_show_log(const struct harness *h, const char *name);

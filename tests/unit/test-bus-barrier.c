@@ -31,15 +31,7 @@ static pid_t acquirer;
 
 static int count_in_log(const char *needle)
 {
-	char *l = fixture_read(h.dir, "barrier.log"), *p = l;
-	int n = 0;
-
-	while (p && (p = strstr(p, needle))) {
-		n++;
-		p += strlen(needle);
-	}
-	free(l);
-	return n;
+	return harness_count_in_log(&h, "barrier.log", needle);
 }
 
 static int setup(void **state)

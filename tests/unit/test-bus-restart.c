@@ -189,15 +189,7 @@ static struct lock_info find_lock(sd_bus *b, const char *name)
 
 static int count_in_log(const char *log, const char *needle)
 {
-	char *l = fixture_read(h.dir, log), *p = l;
-	int n = 0;
-
-	while (p && (p = strstr(p, needle))) {
-		n++;
-		p += strlen(needle);
-	}
-	free(l);
-	return n;
+	return harness_count_in_log(&h, log, needle);
 }
 
 static int take(sd_bus *b, const char *name, uint64_t timeout, int *ret_fd, const char *log)

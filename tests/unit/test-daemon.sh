@@ -131,6 +131,16 @@ check "bad drop-in: refused, naming the drop-in" \
 CONF=$root/missing.conf start "$root" "$log" --dry-run
 wait "$pid"; status=$?
 check "missing --config file: refused" "[ $status -eq 1 ] && grep -q 'missing.conf' $log" "$log"
+# A FIFO must be refused at once, not block the daemon before it handles signals.
+mkfifo "$root/fifo.conf"
+t0=$(date +%s%N)
+CONF=$root/fifo.conf start "$root" "$log" --dry-run
+for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid"; status=$?
+first=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "a FIFO as --config: refused in ${first} ms, naming it" \
+	"[ $status -eq 1 ] && grep -q 'fifo.conf is a FIFO, not a regular file' $log" "$log"
 
 # 6. The kernel does not offer the configured state.
 root=$(fixture sysfs-basic)

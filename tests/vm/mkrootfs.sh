@@ -5,7 +5,9 @@
 # autosleep installed by "make install DESTDIR=", and the guest side of the
 # VM tests. The Debian base is cached by a hash of its package list; the image
 # itself is rebuilt every time (a few seconds) so it always has the current
-# build. Prints the image path as the last line of stdout.
+# build. The build tree and the default image are per checkout, so two
+# checkouts sharing the cache never boot each other's code. Prints the image
+# path as the last line of stdout.
 set -euo pipefail
 
 # All in a function: bash parses it whole before running, so editing this
@@ -14,11 +16,14 @@ main() {
 	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 	top=$(cd "$here/../.." && pwd)
 	cache=${AUTOSLEEP_CACHE:-/var/cache/autosleep}
-	out=${1:-$cache/vm/rootfs.img}
+	# Per checkout: the build tree's Makefile names its source tree.
+	checkout=$(printf '%s' "$top" | sha256sum | cut -c1-8)
+	out=${1:-$cache/vm/rootfs-$checkout.img}
 
 	log() { echo "mkrootfs: $*" >&2; }
 
-	packages=systemd,systemd-sysv,dbus,udev,iproute2,wireguard-tools,iputils-ping,procps,util-linux,libevdev2,libsystemd0,zlib1g,kmod
+	# polkitd: the polkit scenario checks org.autosleep1.policy for real.
+	packages=systemd,systemd-sysv,dbus,udev,iproute2,wireguard-tools,iputils-ping,procps,util-linux,libevdev2,libsystemd0,zlib1g,kmod,polkitd
 	suite=bookworm
 	sources=/etc/apt/sources.list.d/debian.sources
 	[ -f "$sources" ] || sources=/etc/apt/sources.list
@@ -38,7 +43,7 @@ main() {
 	fi
 
 	# Build and install the project for /usr, as a distribution package would.
-	build=$cache/vm/build
+	build=$cache/vm/build-$checkout
 	mkdir -p "$build"
 	if [ ! -x "$top/configure" ]; then
 		(cd "$top" && autoreconf -fi >&2)
@@ -58,7 +63,8 @@ main() {
 	install -d "$root/usr/lib/autosleep-vm"
 	cp -R "$here/guest/." "$root/usr/lib/autosleep-vm/"
 	chmod +x "$root"/usr/lib/autosleep-vm/*.sh
-	install -m 0755 "$build/tests/vm/uinput-tool" "$root/usr/lib/autosleep-vm/"
+	install -m 0755 "$build/tests/vm/uinput-tool" "$build/tests/vm/sandbox-probe" "$build/tests/vm/race-client" \
+		"$root/usr/lib/autosleep-vm/"
 	install -m 0644 "$here/guest/autosleep-vmtest.service" "$here/guest/autosleep-vmtest-hold.service" \
 		"$root/etc/systemd/system/"
 	install -d "$root/etc/systemd/system/sysinit.target.wants"
@@ -69,6 +75,10 @@ main() {
 	install -d "$root/etc/systemd/system/autosleepd.service.d"
 	printf '[Service]\nExecStart=\nExecStart=/usr/sbin/autosleepd --log-level=debug\n' \
 		> "$root/etc/systemd/system/autosleepd.service.d/vmtest-debug.conf"
+	# "systemctl reload autosleepd" runs the sandbox probe from the unit's own
+	# execution context (the sandbox scenario).
+	printf '[Service]\nExecReload=/usr/lib/autosleep-vm/sandbox-inside.sh\n' \
+		> "$root/etc/systemd/system/autosleepd.service.d/vmtest-sandbox-probe.conf"
 	install -d "$root/etc/autosleep/autosleep.conf.d"
 	cp "$here/guest/50-vmtest.conf" "$root/etc/autosleep/autosleep.conf.d/"
 

@@ -85,6 +85,8 @@ def main():
                     help="autosleepd's ResumeGraceSec in the guest, for 'grace-timed' marks")
     ap.add_argument("--stuck-wakeup", type=float, default=40.0,
                     help="wake a guest suspended this long with QMP system_wakeup (safety net)")
+    ap.add_argument("--race-iterations", type=int, default=100,
+                    help="acquires in the pm-test-race scenario")
     ap.add_argument("--counts", default=None, help="append 'passed failed' to this file")
     ap.add_argument("--live", action="store_true", help="print guest lines as they come")
     args = ap.parse_args()
@@ -98,8 +100,9 @@ def main():
     open(results, "w").close()
 
     cmdline = ("root=/dev/vda rw console=ttyS0 mem_sleep_default=deep loglevel=4 "
-               "systemd.show_status=0 autosleep.scenarios=%s autosleep.expect=%s autosleep.cycles=%d"
-               % (args.scenarios, args.expect, args.cycles))
+               "systemd.show_status=0 autosleep.scenarios=%s autosleep.expect=%s autosleep.cycles=%d "
+               "autosleep.race_iterations=%d"
+               % (args.scenarios, args.expect, args.cycles, args.race_iterations))
     qemu = [
         "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "1",
         "-machine", "pc", "-global", "PIIX4_PM.disable_s3=0",

@@ -11,12 +11,6 @@ set -u
 tool=/usr/lib/autosleep-vm/uinput-tool
 
 watched() { journalctl -u autosleepd -o cat | grep -q "Watching event[0-9]* '$1'"; }
-wait_until() {
-	local n=$1 i
-	shift
-	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 stat_json() { autosleepctl stats --json | grep -o "\"$1\":[0-9]*" | cut -d: -f2; }
 # Wait for suspend_stats/success to pass $1, without taking the wake lock.
 wait_success() {

@@ -11,6 +11,9 @@ scenarios=$(sed -n 's/.*autosleep\.scenarios=\([^ ]*\).*/\1/p' /proc/cmdline)
 export EXPECT=$(sed -n 's/.*autosleep\.expect=\([^ ]*\).*/\1/p' /proc/cmdline)
 export CYCLES=$(sed -n 's/.*autosleep\.cycles=\([^ ]*\).*/\1/p' /proc/cmdline)
 : "${CYCLES:=5}"
+# pm-test-race's acquires (run-vm-suite.sh --long asks for 1000).
+export RACE_ITERATIONS=$(sed -n 's/.*autosleep\.race_iterations=\([^ ]*\).*/\1/p' /proc/cmdline)
+: "${RACE_ITERATIONS:=100}"
 
 echo "@boot $(cut -d' ' -f1 /proc/uptime)"
 for s in ${scenarios//,/ }; do

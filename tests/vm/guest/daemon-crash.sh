@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# A held lock survives the daemon: SIGKILL autosleepd while
+# "autosleepctl hold" runs. systemd restarts it (Restart=on-failure), the
+# lock is listed again with the same name, owner and deadline, and nothing
+# suspends until the hold ends (the host checks QMP events between the hold
+# marks, which span the kill and the restart). After the hold the guest
+# suspends and the RTC wakes it.
+set -u
+. /usr/lib/autosleep-vm/lib.sh
+
+s0=$(stat_ success); f0=$(stat_ fail)
+autosleepctl hold --why crash -- sleep 300 &
+holder=$!
+check "autosleepctl hold --why crash is listed" wait_until 50 eval '[ -n "$(lock_of crash)" ]'
+before=$(lock_of crash)
+echo "# lock before the kill: $before"
+pid=$(daemon_pid)
+n0=$(daemon_restarts)
+# A wrong suspend comes back within 15 s, and stay_awake then stops the cycling.
+arm_rtc 15
+mark "hold-start crash"
+release
+kill -KILL "$pid"
+t0=$(date +%s%N)
+if wait_daemon_back "$pid" 150; then
+	ok "systemd restarted autosleepd after SIGKILL in $(( ($(date +%s%N) - t0) / 1000000 )) ms (NRestarts $n0 -> $(daemon_restarts))"
+else
+	not_ok "systemd restarted autosleepd after SIGKILL within 15 s (MainPID $(daemon_pid), $(systemctl is-active autosleepd))"
+fi
+# The client learns of the restart from NameOwnerChanged; give it the time a
+# re-acquire takes, then the lock must be back exactly as it was.
+wait_until 50 eval '[ -n "$(lock_of crash)" ]'
+after=$(lock_of crash)
+check "after the restart the lock is listed with the same name, owner and deadline (before: '$before', after: '${after:-none}')" \
+	[ -n "$after" -a "$after" = "$before" ]
+check "no suspend for 15 s after the restart while hold runs (success $s0 -> $(stat_ success), fail $f0 -> $(stat_ fail))" \
+	stay_awake 150 "$s0" "$f0"
+check "autosleepctl hold is still running" kill -0 "$holder"
+mark "hold-end crash"
+release
+arm_rtc 4
+mark "release-timed crash"
+pkill -TERM -P "$holder" -x sleep
+wait "$holder"
+rc=$?
+check "autosleepctl hold returned its command's status across the restart (143 for SIGTERM, got $rc)" [ "$rc" -eq 143 ]
+s1=$(stat_ success); f1=$(stat_ fail)
+check "autosleepd suspended once the hold ended" wait_cycle "$s1" "$f1"

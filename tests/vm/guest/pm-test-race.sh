@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Wake lock acquires racing suspend attempts. /sys/power/pm_test=devices
+# makes every state write suspend and resume the devices without entering
+# S3, so autosleepd (restarted with DelaySec=10ms and input watching off)
+# cycles several times a second, while race-client takes and drops a wake
+# lock over D-Bus at random intervals. From /dev/kmsg ("PM: suspend
+# entry"/"exit") and suspend_stats it counts suspend attempts that entered
+# after an acquire reply while the lock was held, and replies sent while an
+# attempt was under way; both must be 0. RACE_ITERATIONS (default 100, 1000
+# with run-vm-suite.sh --long) sets the number of acquires. The host checks
+# that the guest never really suspended during the race.
+set -u
+. /usr/lib/autosleep-vm/lib.sh
+iterations=${RACE_ITERATIONS:-100}
+conf=/etc/autosleep/autosleep.conf.d/90-vmtest-pm-test.conf
+
+check "the kernel offers pm_test ($(cat /sys/power/pm_test 2> /dev/null))" grep -qw devices /sys/power/pm_test
+delay0=$(cat /sys/module/suspend/parameters/pm_test_delay 2> /dev/null)
+echo devices > /sys/power/pm_test
+echo 0 > /sys/module/suspend/parameters/pm_test_delay 2> /dev/null
+check "pm_test is 'devices' and pm_test_delay is 0 (was ${delay0:-absent})" \
+	eval 'grep -q "\[devices\]" /sys/power/pm_test && [ "$(cat /sys/module/suspend/parameters/pm_test_delay)" = 0 ]'
+
+printf '[Backoff]\nDelaySec=10ms\n[Activity]\nIdleTimeoutSec=0\n' > "$conf"
+pid=$(daemon_pid)
+systemctl restart autosleepd.service
+check "autosleepd restarted with DelaySec=10ms and no input watching" wait_daemon_back "$pid" 100
+
+# A late alarm: pm_test never reaches S3, so this only matters if it did.
+arm_rtc 120
+s0=$(stat_ success); f0=$(stat_ fail)
+cursor=$(journalctl -u autosleepd.service -n 1 -o cat --no-pager --show-cursor | sed -n 's/^-- cursor: //p')
+mark "hold-start pm-test-race"
+t0=$(date +%s%N)
+# race-client releases the test's kernel lock once it follows the kernel log,
+# and takes it again at the end.
+/usr/lib/autosleep-vm/race-client "$iterations" 50 200 vmtest
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+mark "hold-end pm-test-race"
+hold
+s1=$(stat_ success); f1=$(stat_ fail)
+echo "# pm_test: suspend_stats success $s0 -> $s1, fail $f0 -> $f1 in $ms ms ($(awk -v n=$(( s1 - s0 + f1 - f0 )) -v t="$ms" 'BEGIN { printf "%.1f", n * 1000 / t }') attempts/s)"
+echo "# autosleepd's results:" $(journalctl -u autosleepd.service --after-cursor="$cursor" -o cat --no-pager |
+	sed -n 's/^Suspend #[0-9]*: \([a-z-]*\).*/\1/p' | sort | uniq -c)
+
+# Back to real suspends and the guest's configuration.
+echo none > /sys/power/pm_test
+[ -n "$delay0" ] && echo "$delay0" > /sys/module/suspend/parameters/pm_test_delay
+rm -f "$conf"
+pid=$(daemon_pid)
+systemctl restart autosleepd.service
+wait_daemon_back "$pid" 100

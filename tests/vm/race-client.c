@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Race wake lock acquires against autosleepd's suspend attempts (pm_test
+ * cycles in the VM) and report TAP lines:
+ *
+ *   race-client ITERATIONS MAX_HOLD_MS MAX_GAP_MS [KERNEL_LOCK]
+ *
+ * Each iteration takes a wake lock with AcquireWakeLock, holds it for a random
+ * 0..MAX_HOLD_MS, closes the fd, and waits a random 0..MAX_GAP_MS with nothing
+ * held so that autosleepd starts its next attempt. KERNEL_LOCK, if given, is
+ * a /sys/power/wake_lock name that the caller holds: it is released once the
+ * kernel log is being followed and taken again at the end.
+ *
+ * The evidence is the kernel's: pm_suspend() logs "PM: suspend entry" before
+ * it syncs and freezes and "PM: suspend exit" before the state write returns.
+ * /dev/kmsg is drained right after the reply and right before the release, so
+ * an entry in between is a state write that started while the client held a
+ * granted lock, and an entry without its exit at the reply is a state write
+ * that was still under way when the daemon answered. Both break the promise
+ * that after AcquireWakeLock returns no suspend starts, and that a reply waits
+ * for an attempt already under way. suspend_stats/success moving in between
+ * is a suspend that even completed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+#include <unistd.h>
+
+#define VIOLATIONS_SHOWN 20
+
+struct kmsg {
+	int fd;
+	uint64_t entries, exits, lost;
+	uint64_t last_entry_usec; /* the kernel's timestamp of the last entry */
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Read every record logged so far; each read() returns one record. */
+static void kmsg_drain(struct kmsg *k)
+{
+	char buf[8192];
+
+	for (;;) {
+		ssize_t n = read(k->fd, buf, sizeof(buf) - 1);
+		unsigned long long seq, ts;
+		const char *msg;
+
+		if (n < 0 && errno == EPIPE) {
+			/* Overwritten before we read it: the counts are no longer exact. */
+			k->lost++;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		msg = strchr(buf, ';');
+		if (!msg || sscanf(buf, "%*u,%llu,%llu", &seq, &ts) != 2)
+			continue;
+		msg++;
+		if (strncmp(msg, "PM: suspend entry", 17) == 0) {
+			k->entries++;
+			k->last_entry_usec = ts;
+		} else if (strncmp(msg, "PM: suspend exit", 16) == 0) {
+			k->exits++;
+		}
+	}
+}
+
+static unsigned long read_stat(const char *name)
+{
+	char path[128], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/power/suspend_stats/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strtoul(buf, NULL, 10);
+}
+
+static int write_sysfs(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Take a wake lock; returns our own copy of its fd. */
+static int acquire(sd_bus *bus)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	int fd, r;
+
+	r = sd_bus_call_method(bus, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", "AcquireWakeLock",
+			       &e, &reply, "sst", "race", "pm-test race", (uint64_t)0);
+	if (r < 0) {
+		fprintf(stderr, "AcquireWakeLock failed: %s\n", e.message ? e.message : strerror(-r));
+		sd_bus_error_free(&e);
+		return r;
+	}
+	r = sd_bus_message_read(reply, "h", &fd);
+	if (r >= 0) {
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		r = fd < 0 ? -errno : fd;
+	}
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+int main(int argc, char *argv[])
+{
+	struct kmsg k = { .fd = -1 };
+	sd_bus *bus = NULL;
+	unsigned long iterations, max_hold, max_gap, i;
+	unsigned long entered_held = 0, inflight_reply = 0, completed_held = 0, during_cycle = 0, shown = 0;
+	const char *kernel_lock = argc > 4 ? argv[4] : NULL;
+	uint64_t t_start, elapsed, entries0;
+	unsigned seed;
+	char lock_line[80];
+	int r;
+
+	if (argc < 4 || argc > 5) {
+		fprintf(stderr, "usage: race-client ITERATIONS MAX_HOLD_MS MAX_GAP_MS [KERNEL_LOCK]\n");
+		return 2;
+	}
+	iterations = strtoul(argv[1], NULL, 10);
+	max_hold = strtoul(argv[2], NULL, 10);
+	max_gap = strtoul(argv[3], NULL, 10);
+	seed = (unsigned)now_usec();
+	srand(seed);
+
+	r = sd_bus_open_system(&bus);
+	if (r < 0) {
+		printf("not ok - race: connect to the system bus: %s\n", strerror(-r));
+		return 1;
+	}
+	k.fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k.fd < 0 || lseek(k.fd, 0, SEEK_END) < 0) {
+		printf("not ok - race: follow /dev/kmsg: %s\n", strerror(errno));
+		return 1;
+	}
+	kmsg_drain(&k);
+	entries0 = k.entries;
+	if (kernel_lock) {
+		snprintf(lock_line, sizeof(lock_line), "%s", kernel_lock);
+		r = write_sysfs("/sys/power/wake_unlock", lock_line);
+		if (r < 0) {
+			printf("not ok - race: release kernel lock %s: %s\n", kernel_lock, strerror(-r));
+			return 1;
+		}
+	}
+	printf("# race: %lu iterations, hold 0-%lu ms, gap 0-%lu ms, seed %u\n", iterations, max_hold, max_gap, seed);
+	fflush(stdout);
+
+	t_start = now_usec();
+	for (i = 0; i < iterations; i++) {
+		unsigned long s1, s2, e1, in_flight;
+		uint64_t t_reply;
+		int fd;
+
+		kmsg_drain(&k);
+		if (k.entries > k.exits)
+			during_cycle++;
+		fd = acquire(bus);
+		if (fd < 0) {
+			printf("not ok - race: AcquireWakeLock %lu of %lu: %s\n", i + 1, iterations, strerror(-fd));
+			break;
+		}
+		t_reply = now_usec();
+		kmsg_drain(&k);
+		s1 = read_stat("success");
+		e1 = k.entries;
+		in_flight = k.entries - k.exits;
+		if (in_flight > 0) {
+			inflight_reply++;
+			if (shown++ < VIOLATIONS_SHOWN)
+				printf("# race: iteration %lu: reply at %" PRIu64 " us while a suspend entered at %" PRIu64
+				       " us (kernel clock) had not exited\n", i + 1, t_reply, k.last_entry_usec);
+		}
+		sleep_ms(max_hold ? (unsigned)(rand() % (max_hold + 1)) : 0);
+		kmsg_drain(&k);
+		s2 = read_stat("success");
+		if (k.entries > e1) {
+			entered_held += k.entries - e1;
+			if (shown++ < VIOLATIONS_SHOWN)
+				printf("# race: iteration %lu: %" PRIu64 " suspend entr%s after the reply at %" PRIu64
+				       " us, last at %" PRIu64 " us (kernel clock), while the lock was held\n",
+				       i + 1, k.entries - e1, k.entries - e1 == 1 ? "y" : "ies", t_reply,
+				       k.last_entry_usec);
+		}
+		if (s2 > s1)
+			completed_held += s2 - s1;
+		close(fd);
+		sleep_ms(max_gap ? (unsigned)(rand() % (max_gap + 1)) : 0);
+	}
+	elapsed = now_usec() - t_start;
+	kmsg_drain(&k);
+	if (kernel_lock)
+		(void)write_sysfs("/sys/power/wake_lock", lock_line);
+
+	printf("# race: %lu acquires in %.1f s; %" PRIu64 " suspend entries (%.1f/s), %lu requests sent while an "
+	       "attempt was under way\n", i, (double)elapsed / 1e6, k.entries - entries0,
+	       (double)(k.entries - entries0) * 1e6 / (double)(elapsed ? elapsed : 1), during_cycle);
+	printf("%s - race: %lu acquires: %lu suspend entries while a granted lock was held\n",
+	       i == iterations && entered_held == 0 ? "ok" : "not ok", i, entered_held);
+	printf("%s - race: %lu acquires: %lu replies came while a suspend attempt was still under way\n",
+	       i == iterations && inflight_reply == 0 ? "ok" : "not ok", i, inflight_reply);
+	printf("%s - race: %lu acquires: %lu suspends completed (suspend_stats/success) while a lock was held\n",
+	       i == iterations && completed_held == 0 ? "ok" : "not ok", i, completed_held);
+	/* Without cycles between the acquires there was no race to lose. */
+	printf("%s - race: autosleepd made %" PRIu64 " pm_test attempts during the race (at least %lu needed)\n",
+	       k.entries - entries0 >= iterations / 4 ? "ok" : "not ok", k.entries - entries0, iterations / 4);
+	printf("%s - race: no kernel log records were lost (%" PRIu64 " lost)\n", k.lost == 0 ? "ok" : "not ok",
+	       k.lost);
+	sd_bus_flush_close_unref(bus);
+	close(k.fd);
+	return entered_held || inflight_reply || completed_held || k.lost || i != iterations;
+}

@@ -3,7 +3,7 @@
  * Race wake lock acquires against autosleepd's suspend attempts (pm_test
  * cycles in the VM) and report TAP lines:
  *
- *   race-client ITERATIONS MAX_HOLD_MS MAX_GAP_MS [KERNEL_LOCK]
+ *   race-client [--no-lock] ITERATIONS MAX_HOLD_MS MAX_GAP_MS [KERNEL_LOCK]
  *
  * Each iteration takes a wake lock with AcquireWakeLock, holds it for a random
  * 0..MAX_HOLD_MS, closes the fd, and waits a random 0..MAX_GAP_MS with nothing
@@ -20,6 +20,9 @@
  * that after AcquireWakeLock returns no suspend starts, and that a reply waits
  * for an attempt already under way. suspend_stats/success moving in between
  * is a suspend that even completed.
+ *
+ * --no-lock checks the instrument: the same loop without AcquireWakeLock,
+ * holding for exactly MAX_HOLD_MS, must see attempts enter in its windows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -145,16 +148,22 @@ int main(int argc, char *argv[])
 	sd_bus *bus = NULL;
 	unsigned long iterations, max_hold, max_gap, i;
 	unsigned long entered_held = 0, inflight_reply = 0, completed_held = 0, during_cycle = 0, shown = 0;
-	const char *kernel_lock = argc > 4 ? argv[4] : NULL;
+	const char *kernel_lock;
 	uint64_t t_start, elapsed, entries0;
+	bool no_lock = argc > 1 && strcmp(argv[1], "--no-lock") == 0;
 	unsigned seed;
 	char lock_line[80];
 	int r;
 
+	if (no_lock) {
+		argc--;
+		argv++;
+	}
 	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: race-client ITERATIONS MAX_HOLD_MS MAX_GAP_MS [KERNEL_LOCK]\n");
+		fprintf(stderr, "usage: race-client [--no-lock] ITERATIONS MAX_HOLD_MS MAX_GAP_MS [KERNEL_LOCK]\n");
 		return 2;
 	}
+	kernel_lock = argc > 4 ? argv[4] : NULL;
 	iterations = strtoul(argv[1], NULL, 10);
 	max_hold = strtoul(argv[2], NULL, 10);
 	max_gap = strtoul(argv[3], NULL, 10);
@@ -181,7 +190,8 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	printf("# race: %lu iterations, hold 0-%lu ms, gap 0-%lu ms, seed %u\n", iterations, max_hold, max_gap, seed);
+	printf("# race%s: %lu iterations, hold %s%lu ms, gap 0-%lu ms, seed %u\n", no_lock ? " without a lock" : "",
+	       iterations, no_lock ? "" : "0-", max_hold, max_gap, seed);
 	fflush(stdout);
 
 	t_start = now_usec();
@@ -193,7 +203,7 @@ int main(int argc, char *argv[])
 		kmsg_drain(&k);
 		if (k.entries > k.exits)
 			during_cycle++;
-		fd = acquire(bus);
+		fd = no_lock ? open("/dev/null", O_RDONLY | O_CLOEXEC) : acquire(bus);
 		if (fd < 0) {
 			printf("not ok - race: AcquireWakeLock %lu of %lu: %s\n", i + 1, iterations, strerror(-fd));
 			break;
@@ -205,16 +215,16 @@ int main(int argc, char *argv[])
 		in_flight = k.entries - k.exits;
 		if (in_flight > 0) {
 			inflight_reply++;
-			if (shown++ < VIOLATIONS_SHOWN)
+			if (!no_lock && shown++ < VIOLATIONS_SHOWN)
 				printf("# race: iteration %lu: reply at %" PRIu64 " us while a suspend entered at %" PRIu64
 				       " us (kernel clock) had not exited\n", i + 1, t_reply, k.last_entry_usec);
 		}
-		sleep_ms(max_hold ? (unsigned)(rand() % (max_hold + 1)) : 0);
+		sleep_ms(no_lock ? (unsigned)max_hold : max_hold ? (unsigned)(rand() % (max_hold + 1)) : 0);
 		kmsg_drain(&k);
 		s2 = read_stat("success");
 		if (k.entries > e1) {
 			entered_held += k.entries - e1;
-			if (shown++ < VIOLATIONS_SHOWN)
+			if (!no_lock && shown++ < VIOLATIONS_SHOWN)
 				printf("# race: iteration %lu: %" PRIu64 " suspend entr%s after the reply at %" PRIu64
 				       " us, last at %" PRIu64 " us (kernel clock), while the lock was held\n",
 				       i + 1, k.entries - e1, k.entries - e1 == 1 ? "y" : "ies", t_reply,
@@ -230,6 +240,12 @@ int main(int argc, char *argv[])
 	if (kernel_lock)
 		(void)write_sysfs("/sys/power/wake_lock", lock_line);
 
+	if (no_lock) {
+		printf("%s - race instrument: without a lock, %lu suspend entries fell in %lu windows of %lu ms "
+		       "(%lu replies would have been in flight)\n", entered_held > 0 ? "ok" : "not ok", entered_held,
+		       i, max_hold, inflight_reply);
+		return entered_held == 0;
+	}
 	printf("# race: %lu acquires in %.1f s; %" PRIu64 " suspend entries (%.1f/s), %lu requests sent while an "
 	       "attempt was under way\n", i, (double)elapsed / 1e6, k.entries - entries0,
 	       (double)(k.entries - entries0) * 1e6 / (double)(elapsed ? elapsed : 1), during_cycle);

@@ -58,20 +58,29 @@ daemon_back() {
 }
 wait_daemon_back() { wait_until "$2" daemon_back "$1"; }
 
-# stay_awake TENTHS S0 F0: watch suspend_stats for TENTHS/10 s with the test's
-# kernel lock released. A suspend (counts past S0/F0) means failure: take the
-# lock at once, so the scenario goes on awake instead of cycling.
-stay_awake() {
-	local i
-	for i in $(seq "$1"); do
-		if [ "$(stat_ success)" -gt "$2" ] || [ "$(stat_ fail)" -gt "$3" ]; then
-			hold
-			return 1
-		fi
-		sleep 0.1
-	done
-	return 0
+# From guard_start to guard_stop a suspend is a failure. A background loop
+# watches suspend_stats/success and takes the test's kernel lock the moment
+# one completes, so a scenario that fails goes on awake instead of cycling
+# (each wrong suspend lasts until the RTC alarm the scenario armed).
+# guard_stop prints what it saw and fails if a suspend completed.
+guard_start() {
+	guard_s0=$(stat_ success)
+	guard_f0=$(stat_ fail)
+	rm -f /run/vmtest-guard
+	(
+		while [ "$(stat_ success)" -le "$guard_s0" ]; do sleep 0.1; done
+		hold
+		echo tripped > /run/vmtest-guard
+	) &
+	guard_pid=$!
 }
+guard_stop() {
+	kill "$guard_pid" 2> /dev/null
+	wait "$guard_pid" 2> /dev/null
+	echo "success $guard_s0 -> $(stat_ success), fail $guard_f0 -> $(stat_ fail)"
+	[ ! -e /run/vmtest-guard ]
+}
+guard_tripped() { [ -e /run/vmtest-guard ]; }
 
 # lock_of WHY: the wake lock with that reason in autosleepctl list --json,
 # as "name owner deadline_usec".

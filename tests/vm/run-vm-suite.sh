@@ -16,7 +16,7 @@
 #                      LIST has wireguard-and-crng: a short iteration, e.g.
 #                      --scenarios sandbox,polkit
 #   --long             1000 acquires in pm-test-race instead of 100 (about
-#                      5 more minutes)
+#                      2 more minutes)
 #   --log-dir DIR      console logs (default $TMPDIR/autosleep-vm-logs)
 #   --counts FILE      append "passed failed" per boot
 set -uo pipefail

@@ -40,7 +40,8 @@ check "autosleepctl hold is still running" kill -0 "$holder"
 mark "hold-end crash"
 seen=$(guard_stop)
 check "no suspend from the kill until the hold ended ($seen)" eval '! guard_tripped'
-# Alarm and mark first: a daemon that lost the lock suspends at the release.
+# Counts, alarm and mark first: a daemon that lost the lock suspends at the release.
+s1=$(stat_ success); f1=$(stat_ fail)
 arm_rtc 4
 mark "release-timed crash"
 release
@@ -48,5 +49,4 @@ pkill -TERM -P "$holder" -x sleep
 wait "$holder"
 rc=$?
 check "autosleepctl hold returned its command's status across the restart (143 for SIGTERM, got $rc)" [ "$rc" -eq 143 ]
-s1=$(stat_ success); f1=$(stat_ fail)
 check "autosleepd suspended once the hold ended" wait_cycle "$s1" "$f1"

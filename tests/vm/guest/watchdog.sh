@@ -61,13 +61,13 @@ seen=$(guard_stop)
 check "no suspend from the stop until the hold ended ($seen)" eval '! guard_tripped'
 echo "# autosleepd around the watchdog restart:"
 journalctl -u autosleepd.service --after-cursor="$cursor" -o cat --no-pager | head -n 30 | sed 's/^/#   /'
-# Alarm and mark first: a daemon that lost the lock suspends at the release.
+# Counts, alarm and mark first: a daemon that lost the lock suspends at the release.
+s1=$(stat_ success); f1=$(stat_ fail)
 arm_rtc 4
 mark "release-timed watchdog"
 release
 pkill -TERM -P "$holder" -x sleep
 wait "$holder"
-s1=$(stat_ success); f1=$(stat_ fail)
 check "autosleepd suspended once the hold ended" wait_cycle "$s1" "$f1"
 
 # Back to the shipped watchdog for later scenarios.

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "macro.h"
 #include "suspender.h"
 #include "sysfs.h"
 #include "sysfs-inject.h"
@@ -56,6 +57,9 @@ struct fake_kernel {
 	struct suspender *s;
 	bool lease_after_count_write; /* a lease arrives right after our wakeup_count write */
 	usec_t write_begin, write_end; /* the last state write, CLOCK_MONOTONIC */
+	/* When each state write ended and each wakeup_count read began (CLOCK_MONOTONIC), for delays. */
+	usec_t write_ends[32], read_starts[64];
+	unsigned n_write_ends, n_read_starts;
 	bool closed;                   /* set by a test once a barrier call returned */
 	unsigned violations;           /* state writes begun while closed */
 };
@@ -113,6 +117,8 @@ static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
 	}
 	pthread_mutex_lock(&fk.lock);
 	fk.reads++;
+	if (fk.n_read_starts < ELEMENTSOF(fk.read_starts))
+		fk.read_starts[fk.n_read_starts++] = now(CLOCK_MONOTONIC);
 	if (fk.last_cancel_at && !fk.read_after_cancel_at)
 		fk.read_after_cancel_at = now(CLOCK_MONOTONIC);
 	trace("R%" PRIu64 ";", fk.count);
@@ -232,6 +238,8 @@ static int fk_write(void *userdata, const char *rel, const char *value)
 		if (r == 0)
 			fk.boottime_offset += fk.asleep_per_write;
 		fk.write_end = now(CLOCK_MONOTONIC);
+		if (fk.n_write_ends < ELEMENTSOF(fk.write_ends))
+			fk.write_ends[fk.n_write_ends++] = fk.write_end;
 		pthread_mutex_unlock(&fk.lock);
 		return r;
 	}
@@ -415,23 +423,17 @@ static void test_backoff_sequence_and_reset(void **state)
 	struct ctx *x = *state;
 	struct suspender_params p = default_params();
 	struct suspend_report rep;
-	usec_t expect = 10 * MS, t_prev = 0;
+	usec_t expect = 10 * MS, delays[5];
 
 	fk.state_error = -EBUSY;
 	start(x, &p);
 	for (unsigned i = 1; i <= 5; i++) {
-		usec_t t;
-
 		wait_result(x, &rep, 3000);
-		t = now(CLOCK_MONOTONIC);
 		assert_int_equal(rep.result, SUSPEND_FAILURE);
 		assert_int_equal(rep.bad_streak, i);
 		expect *= 2;
 		assert_int_equal(rep.next_delay, expect);
-		/* The previous delay was really waited (allow for poll granularity). */
-		if (t_prev)
-			assert_true(t - t_prev >= expect / 2 - 5 * MS);
-		t_prev = t;
+		delays[i - 1] = expect;
 	}
 	pthread_mutex_lock(&fk.lock);
 	fk.state_error = 0;
@@ -440,6 +442,26 @@ static void test_backoff_sequence_and_reset(void **state)
 	assert_int_equal(rep.result, SUSPEND_SUCCESS);
 	assert_int_equal(rep.bad_streak, 0);
 	assert_int_equal(rep.next_delay, 10 * MS);
+
+	/*
+	 * Each delay was really waited: from the end of a failed state write to
+	 * the next wakeup_count read, timed on the thread's side (when the test
+	 * thread itself wakes up does not matter).
+	 */
+	pthread_mutex_lock(&fk.lock);
+	assert_true(fk.n_write_ends >= 5);
+	for (unsigned i = 0; i < 4; i++) {
+		usec_t next = 0;
+
+		for (unsigned j = 0; j < fk.n_read_starts && !next; j++)
+			if (fk.read_starts[j] > fk.write_ends[i])
+				next = fk.read_starts[j];
+		assert_true(next > 0);
+		if (next - fk.write_ends[i] < delays[i])
+			fail_msg("attempt %u: next read %llu us after the failed write, backoff was %llu us", i + 1,
+				 (unsigned long long)(next - fk.write_ends[i]), (unsigned long long)delays[i]);
+	}
+	pthread_mutex_unlock(&fk.lock);
 }
 
 static void test_late_cancel(void **state)

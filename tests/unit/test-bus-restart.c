@@ -340,12 +340,27 @@ static void test_losing_the_bus_is_fatal(void **state)
 	close(fa);
 }
 
+/* Ended after each test too: a failed assertion must not leave them holding the name or a lock. */
+static pid_t hold;
+
+static int stop_leftovers(void **state)
+{
+	if (hold > 0) {
+		kill(hold, SIGKILL);
+		waitpid(hold, NULL, 0);
+		hold = 0;
+	}
+	if (h.daemon_pid > 0)
+		harness_daemon_stop(&h, SIGKILL);
+	return 0;
+}
+
 static void test_hold_takes_its_lock_again(void **state)
 {
 	const char *ctl = getenv("AUTOSLEEPCTL");
 	char env[600], log[600];
 	sd_bus *client;
-	pid_t hold, pid;
+	pid_t pid;
 	int status, n = 0;
 
 	/* No fd store this time: the daemon cannot restore, autosleepctl hold must take the lock again. */
@@ -377,12 +392,16 @@ static void test_hold_takes_its_lock_again(void **state)
 	for (int i = 0; i < 300 && (n = harness_count_locks(client, "again")) != 1; i++)
 		usleep(10000);
 	assert_int_equal(n, 1);
+	/* The daemon lists the lock before hold has its reply and says so: wait for the words. */
+	for (int i = 0; i < 300 && count_in_log("hold.out", "took wake lock 'again' again") == 0; i++)
+		usleep(10000);
 	assert_int_equal(count_in_log("hold.out", "took wake lock 'again' again"), 1);
 	/* The start-up hold covered the gap: nothing suspended while hold's lock was away. */
 	assert_int_equal(count_in_log("hold2.log", "would write mem to state"), 0);
 
 	kill(hold, SIGTERM);
 	assert_int_equal(waitpid(hold, &status, 0), hold);
+	hold = 0;
 	/* SIGTERM goes on to the command, and hold exits with its status. */
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
@@ -447,11 +466,11 @@ static void test_no_suspend_before_logind_answers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sigkill_and_restart_keeps_locks),
-		cmocka_unit_test(test_no_suspend_before_logind_answers),
-		cmocka_unit_test(test_hold_takes_its_lock_again),
+		cmocka_unit_test_teardown(test_sigkill_and_restart_keeps_locks, stop_leftovers),
+		cmocka_unit_test_teardown(test_no_suspend_before_logind_answers, stop_leftovers),
+		cmocka_unit_test_teardown(test_hold_takes_its_lock_again, stop_leftovers),
 		/* Last: it kills the bus. */
-		cmocka_unit_test(test_losing_the_bus_is_fatal),
+		cmocka_unit_test_teardown(test_losing_the_bus_is_fatal, stop_leftovers),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -138,17 +138,7 @@ int kernel_lock_release(struct kernel_lock *k)
 	return 0;
 }
 
-bool kernel_lock_held(const struct kernel_lock *k)
-{
-	return k && k->held;
-}
-
 const char *kernel_lock_kind(const struct kernel_lock *k)
 {
 	return k->sysfs ? "wake_lock" : "epoll wakeup source";
-}
-
-int kernel_lock_event_fd(const struct kernel_lock *k)
-{
-	return k->sysfs ? -EBADF : k->event_fd;
 }

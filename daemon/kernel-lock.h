@@ -26,8 +26,5 @@ struct kernel_lock *kernel_lock_free(struct kernel_lock *k);
 
 int kernel_lock_hold(struct kernel_lock *k);
 int kernel_lock_release(struct kernel_lock *k);
-bool kernel_lock_held(const struct kernel_lock *k);
 /* "wake_lock" or "epoll wakeup source", for the log and status. */
 const char *kernel_lock_kind(const struct kernel_lock *k);
-/* The wakeup source's fd for tests (eventfd kind), else -EBADF. */
-int kernel_lock_event_fd(const struct kernel_lock *k);

@@ -14,6 +14,7 @@
 #include "lease-store.h"
 #include "log.h"
 #include "macro.h"
+#include "sysfs.h"
 
 /* A record is a handful of short lines; anything bigger is not ours. */
 #define RECORD_MAX 2048
@@ -118,19 +119,10 @@ void lease_store_forget(struct lease_store *s, uint64_t id)
 		log_warning_errno(negative_errno(), "Failed to remove %s/%s: %m, ignoring", s->dir, name);
 }
 
+/* Record numbers are written as plain decimals, the same rule as sysfs numbers. */
 static int parse_u64(const char *v, uint64_t *ret)
 {
-	char *end;
-	unsigned long long u;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	u = strtoull(v, &end, 10);
-	if (errno != 0 || *end != 0)
-		return -EINVAL;
-	*ret = u;
-	return 0;
+	return sysfs_parse_u64(v, strlen(v), ret);
 }
 
 int lease_record_parse(char *buf, struct lease_spec *ret)

@@ -473,7 +473,7 @@ static char *manager_store_dir(void)
 int manager_startup(struct manager *m)
 {
 	_cleanup_free_ char *store_dir = NULL;
-	struct fdstore stored = {};
+	_cleanup_(fdstore_done) struct fdstore stored = {};
 	char activity_lock[WAKE_LOCK_NAME_MAX + 16];
 	char *own_sources[] = { m->config.wake_lock_name, activity_lock, (char *)"[eventfd]", NULL };
 	struct suspender_params p;
@@ -493,10 +493,8 @@ int manager_startup(struct manager *m)
 
 	m->kernel_wakelocks = wakelock_supported();
 	r = kernel_lock_new(m->config.wake_lock_name, m->kernel_wakelocks, &stored, &m->kernel_lock);
-	if (r < 0) {
-		fdstore_done(&stored);
+	if (r < 0)
 		return log_error_errno(r, "Failed to set up the kernel lock: %m");
-	}
 	if (!m->kernel_wakelocks)
 		log_notice("No /sys/power/wake_lock (CONFIG_PM_WAKELOCKS): the kernel lock is an epoll wakeup source "
 			   "instead, and user input is held in-process");
@@ -513,16 +511,12 @@ int manager_startup(struct manager *m)
 		.own_sources = own_sources,
 	};
 	r = suspender_new(&p, &m->suspender);
-	if (r < 0) {
-		fdstore_done(&stored);
+	if (r < 0)
 		return log_error_errno(r, "Failed to set up suspender: %m");
-	}
 	r = sd_event_add_io(m->event, &m->suspender_source, suspender_get_fd(m->suspender), EPOLLIN,
 			    on_suspender_event, m);
-	if (r < 0) {
-		fdstore_done(&stored);
+	if (r < 0)
 		return log_error_errno(r, "Failed to watch suspender: %m");
-	}
 
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
@@ -533,19 +527,15 @@ int manager_startup(struct manager *m)
 		r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
 	if (r >= 0)
 		r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m);
-	if (r < 0) {
-		fdstore_done(&stored);
+	if (r < 0)
 		return log_error_errno(r, "Failed to add signal handlers: %m");
-	}
 	r = sd_event_set_watchdog(m->event, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable watchdog: %m, ignoring");
 
 	r = bus_new(m, max_locks, store_dir, &stored, &m->bus);
-	if (r == -EADDRINUSE) {
-		fdstore_done(&stored);
+	if (r == -EADDRINUSE)
 		return log_error_errno(r, "Another autosleepd owns %s on the system bus", BUS_NAME);
-	}
 	if (r < 0)
 		/* Useful on a fixture tree or in an initrd; a unit always has the bus. */
 		log_warning_errno(r, "No D-Bus system bus (%m): running without the D-Bus API and logind integration");
@@ -553,6 +543,7 @@ int manager_startup(struct manager *m)
 		log_info("Up to %u D-Bus wake locks (MaxPerUser=%u); they %s", max_locks, m->config.max_locks_per_user,
 			 bus_leases_persist(m->bus) ? "survive a restart through the service manager's fd store"
 						    : "end if the daemon does");
+	/* Close what nobody claimed now; the rest of start-up needs none of it. */
 	fdstore_done(&stored);
 
 	/* Whatever an earlier instance held and nobody holds any more goes now. */

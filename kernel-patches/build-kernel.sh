@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Reproducibly build a QEMU guest kernel from Debian's linux-source package,
-# with (default) or without (--control) CONFIG_PM_USERSPACE_AUTOSLEEP.
+# with (default) or without (--control) CONFIG_PM_USERSPACE_AUTOSLEEP, or
+# without it but with the /sys/power/userspace_autosleep knob (--knob: our
+# patch in knob/VERSION/, so one kernel serves both kinds of machine).
 #
 # The image is cached under a hash of everything that goes into it: the source
 # package version, our patch series, the config fragments, this script and the
@@ -19,9 +21,11 @@ config_only=0
 
 usage() {
 	cat <<EOF
-Usage: $0 [--control] [--source 6.1|6.12] [--cache DIR] [-j N]
+Usage: $0 [--control|--knob] [--source 6.1|6.12] [--cache DIR] [-j N]
 
   --control      build the control kernel: same config, PM_USERSPACE_AUTOSLEEP unset
+  --knob         build the knob kernel: PM_USERSPACE_AUTOSLEEP unset, plus the
+                 patch series in knob/VERSION/ (/sys/power/userspace_autosleep)
   --source VER   build from linux-source-VER (default 6.1)
   --cache DIR    where sources, build trees and images are kept
                  (default \$AUTOSLEEP_CACHE or /var/cache/autosleep)
@@ -35,6 +39,7 @@ EOF
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--control) variant=control ;;
+	--knob) variant=knob ;;
 	--source) version=$2; shift ;;
 	--cache) cache=$2; shift ;;
 	-j) jobs=$2; shift ;;
@@ -68,6 +73,15 @@ fi
 
 pkgver=$(dpkg-query -W -f='${Version}' "$pkg")
 mapfile -t patches < <(find "$here/patches" -name '*.patch' 2>/dev/null | LC_ALL=C sort)
+# The knob series is rebased per source version (git format-patch against
+# each Debian tree); it comes after the common series.
+series=base
+if [ "$variant" = knob ]; then
+	series=knob
+	mapfile -t knob < <(find "$here/knob/$version" -name '*.patch' 2>/dev/null | LC_ALL=C sort)
+	[ ${#knob[@]} -gt 0 ] || die "no knob patches for $version in $here/knob/$version"
+	patches+=("${knob[@]}")
+fi
 fragments=("$here/autosleep.config" "$here/vm.config")
 
 # Bump when a change to this script changes what it builds.
@@ -111,9 +125,12 @@ fi
 # removal of CONFIG_ANDROID from random.c and WireGuard.
 grep -q '^config PM_USERSPACE_AUTOSLEEP' "$src/kernel/power/Kconfig" ||
 	die "$pkg $pkgver has no CONFIG_PM_USERSPACE_AUTOSLEEP; Linux 6.0 or newer is needed (Debian 12 ships linux-source-6.1)"
+# The knob series replaces those tests with pm_userspace_autosleep_enabled().
+test_for='CONFIG_PM_USERSPACE_AUTOSLEEP'
+[ "$series" = knob ] && test_for='pm_userspace_autosleep_enabled()'
 for f in drivers/char/random.c drivers/net/wireguard/device.c; do
-	grep -q 'CONFIG_PM_USERSPACE_AUTOSLEEP' "$src/$f" ||
-		die "$f in $pkg does not test CONFIG_PM_USERSPACE_AUTOSLEEP; Linux 6.0 or newer is needed"
+	grep -qF "$test_for" "$src/$f" ||
+		die "$f in $pkg does not test $test_for; Linux 6.0 or newer (and, for --knob, the knob series) is needed"
 	if grep -q 'CONFIG_ANDROID)' "$src/$f"; then
 		die "$f in $pkg still tests CONFIG_ANDROID; Linux 6.0 or newer is needed"
 	fi
@@ -126,14 +143,14 @@ fi
 # kbuild's per-option dependency tracking then rebuilds only the few files
 # that test it when we switch (a copied tree would rebuild everything, as its
 # recorded command lines name the old path).
-obj=$cache/build/$version-$src_key
+obj=$cache/build/$version-$series-$src_key
 export KBUILD_BUILD_TIMESTAMP="$(dpkg-query -W -f='${Version}' "$pkg") (autosleep reproducible build)"
 export KBUILD_BUILD_USER=autosleep KBUILD_BUILD_HOST=autosleep KBUILD_BUILD_VERSION=1
 mkdir -p "$obj"
 
 merged=$obj/autosleep-fragments.config
 cat "${fragments[@]}" > "$merged"
-if [ "$variant" = control ]; then
+if [ "$variant" != autosleep ]; then
 	sed -i 's/^CONFIG_PM_USERSPACE_AUTOSLEEP=y$/# CONFIG_PM_USERSPACE_AUTOSLEEP is not set/' "$merged"
 fi
 
@@ -161,7 +178,7 @@ done < "$merged"
 [ $bad -eq 0 ] || die "the merged configuration lacks options the fragments ask for"
 
 want=y
-[ "$variant" = control ] && want=n
+[ "$variant" != autosleep ] && want=n
 have=$(grep -q '^CONFIG_PM_USERSPACE_AUTOSLEEP=y' "$obj/.config" && echo y || echo n)
 [ "$have" = "$want" ] || die "PM_USERSPACE_AUTOSLEEP is '$have' in the $variant config"
 
@@ -185,8 +202,9 @@ cp "$obj/.config" "$image_dir.tmp/config"
 echo "$pkg $pkgver $variant" > "$image_dir.tmp/source"
 rm -rf "$image_dir"
 mv "$image_dir.tmp" "$image_dir"
-# Build trees of other sources or patch series only take space now.
-for old in "$cache"/build/"$version"-*; do
+# Build trees of other sources or patch series only take space now; the
+# other series' tree stays, so switching between them is not a full rebuild.
+for old in "$cache"/build/"$version"-"$series"-*; do
 	[ "$old" = "$obj" ] || rm -rf "$old"
 done
 echo "$image_dir/bzImage"

@@ -31,7 +31,8 @@ static void help(void)
 	printf("Usage: autosleepctl [OPTIONS...] COMMAND ...\n\n"
 	       "Control autosleepd, the opportunistic suspend daemon.\n\n"
 	       "Commands:\n"
-	       "  status                 Show state, wake locks, recent cycles and kernel warnings\n"
+	       "  status                 Show state, wake locks, recent cycles, the kernel's mode for\n"
+	       "                         frequent suspend (compile-time, runtime-knob or none)\n"
 	       "  list                   List wake locks\n"
 	       "  hold [OPTIONS] -- CMD  Hold a wake lock while CMD runs; exit with its status\n"
 	       "  stats                  Show per-lock and suspend statistics\n"
@@ -366,9 +367,10 @@ static int recent_only(void *u, const char *key, sd_bus_message *m, const char *
 
 static int verb_status(sd_bus *bus, int argc, char **argv)
 {
-	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL;
+	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL, *mode = NULL;
 	struct stats_out o = { .first_lock = true, .first_key = true, .recent_max = 5 };
 	int enabled = 0, wakelocks = 0;
+	int32_t knob = -1;
 	uint64_t count = 0, idle = 0, idle_timeout = 0;
 	uint32_t nlocks = 0, ninput = 0;
 	int r;
@@ -376,6 +378,8 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	if ((r = get_string_property(bus, "State", &state)) < 0 ||
 	    (r = get_string_property(bus, "LastWakeReason", &reason)) < 0 ||
 	    (r = get_string_property(bus, "KernelUserspaceAutosleep", &kernel)) < 0 ||
+	    (r = get_string_property(bus, "UserspaceAutosleep", &mode)) < 0 ||
+	    (r = get_trivial_property(bus, "UserspaceAutosleepKnob", 'i', &knob)) < 0 ||
 	    (r = get_trivial_property(bus, "Enabled", 'b', &enabled)) < 0 ||
 	    (r = get_trivial_property(bus, "KernelWakeLocks", 'b', &wakelocks)) < 0 ||
 	    (r = get_trivial_property(bus, "SuspendCount", 't', &count)) < 0 ||
@@ -394,6 +398,12 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_kv_u64(stdout, &first, "suspend_count", count);
 		json_kv_string(stdout, &first, "last_wake_reason", reason);
 		json_kv_string(stdout, &first, "kernel_userspace_autosleep", kernel);
+		json_kv_string(stdout, &first, "userspace_autosleep", mode);
+		json_key(stdout, &first, "userspace_autosleep_knob");
+		if (knob < 0)
+			fputs("null", stdout);
+		else
+			printf("%" PRIi32, knob);
 		json_kv_bool(stdout, &first, "kernel_wake_locks", wakelocks);
 		json_kv_u64(stdout, &first, "idle_usec", idle);
 		json_kv_u64(stdout, &first, "idle_timeout_usec", idle_timeout);
@@ -418,10 +428,17 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 			printf("User input:       not followed\n");
 		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", kernel,
 		       wakelocks ? "available" : "missing (locks are held in-process only)");
-		if (strcmp(kernel, "y") != 0)
-			printf("\nWarning: this kernel %s CONFIG_PM_USERSPACE_AUTOSLEEP: every suspend reseeds the crng\n"
-			       "and clears all WireGuard session keys.\n",
-			       strcmp(kernel, "n") == 0 ? "lacks" : "may lack");
+		if (knob < 0)
+			printf("Frequent suspend: %s (no /sys/power/userspace_autosleep)\n", mode);
+		else
+			printf("Frequent suspend: %s (/sys/power/userspace_autosleep=%" PRIi32 ")\n", mode, knob);
+		/* While disabled, a knob at 0 is what we want: nothing suspends often. */
+		if (strcmp(mode, "none") == 0 && (enabled || knob < 0))
+			printf("\nWarning: neither CONFIG_PM_USERSPACE_AUTOSLEEP nor /sys/power/userspace_autosleep is in\n"
+			       "force: every suspend reseeds the crng and clears all WireGuard session keys.\n");
+		else if (strcmp(mode, "unknown") == 0)
+			printf("\nWarning: this kernel may lack CONFIG_PM_USERSPACE_AUTOSLEEP: every suspend may reseed\n"
+			       "the crng and clear all WireGuard session keys.\n");
 		if (nlocks > 0) {
 			printf("\n");
 			r = print_locks(bus, false);

@@ -19,6 +19,7 @@
 /* Properties that change together are sent in one PropertiesChanged per loop iteration. */
 static const char *const changed_names[] = {
 	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
+	"UserspaceAutosleep", "UserspaceAutosleepKnob",
 };
 
 struct bus {
@@ -492,6 +493,9 @@ DEFINE_PROPERTY_GET(last_wake_reason, "s", mgr->last_wake_reason)
 DEFINE_PROPERTY_GET(n_wake_locks, "u", mgr->leases.n)
 DEFINE_PROPERTY_GET(kernel_userspace_autosleep, "s", kconfig_value_to_string(mgr->kconfig.userspace_autosleep))
 DEFINE_PROPERTY_GET(kernel_wake_locks, "b", mgr->kernel_wakelocks)
+DEFINE_PROPERTY_GET(userspace_autosleep, "s",
+		    knob_mode_to_string(knob_mode(&mgr->knob, mgr->kconfig.userspace_autosleep)))
+DEFINE_PROPERTY_GET(userspace_autosleep_knob, "i", (int32_t)mgr->knob.value)
 DEFINE_PROPERTY_GET(idle_timeout, "t", (uint64_t)(mgr->activity ? mgr->config.idle_timeout : 0))
 DEFINE_PROPERTY_GET(idle, "t", (uint64_t)activity_idle(mgr->activity))
 DEFINE_PROPERTY_GET(n_input_devices, "u", activity_n_devices(mgr->activity))
@@ -506,6 +510,12 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("KernelUserspaceAutosleep", "s", property_get_kernel_userspace_autosleep, 0,
 			SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("KernelWakeLocks", "b", property_get_kernel_wake_locks, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	/* What keeps frequent suspend cheap: "compile-time", "runtime-knob", "none" or "unknown". */
+	SD_BUS_PROPERTY("UserspaceAutosleep", "s", property_get_userspace_autosleep, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* /sys/power/userspace_autosleep as last read or written; -1 when the kernel has none. */
+	SD_BUS_PROPERTY("UserspaceAutosleepKnob", "i", property_get_userspace_autosleep_knob, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	/* 0 when input is not followed. */
 	SD_BUS_PROPERTY("IdleTimeoutUSec", "t", property_get_idle_timeout, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	/* Changes all the time, so no change signal: read it when needed. */

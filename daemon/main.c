@@ -14,6 +14,7 @@
 static const char *arg_config;
 static const char *arg_root;
 static bool arg_dry_run;
+static bool arg_restore_knob;
 
 static void help(void)
 {
@@ -25,6 +26,9 @@ static void help(void)
 	       "                         (drop-ins are read from FILE.d/)\n"
 	       "     --root=DIR          Prefix every /sys, /proc, /boot and /dev path with DIR\n"
 	       "     --dry-run           Do everything but write wakeup_count and state; log instead\n"
+	       "     --restore-knob      Put back the /sys/power/userspace_autosleep value an\n"
+	       "                         instance that died saved in $RUNTIME_DIRECTORY, and exit\n"
+	       "                         (the unit's ExecStopPost=)\n"
 	       "     --log-level=LEVEL   emerg, alert, crit, err, warning, notice, info or debug\n"
 	       "                         (default: info)\n",
 	       CONFIG_DEFAULT_PATH);
@@ -38,6 +42,7 @@ static int parse_argv(int argc, char *argv[])
 		ARG_ROOT,
 		ARG_DRY_RUN,
 		ARG_LOG_LEVEL,
+		ARG_RESTORE_KNOB,
 	};
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -46,6 +51,7 @@ static int parse_argv(int argc, char *argv[])
 		{ "root", required_argument, NULL, ARG_ROOT },
 		{ "dry-run", no_argument, NULL, ARG_DRY_RUN },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+		{ "restore-knob", no_argument, NULL, ARG_RESTORE_KNOB },
 		{}
 	};
 	int c, l;
@@ -66,6 +72,9 @@ static int parse_argv(int argc, char *argv[])
 			break;
 		case ARG_DRY_RUN:
 			arg_dry_run = true;
+			break;
+		case ARG_RESTORE_KNOB:
+			arg_restore_knob = true;
 			break;
 		case ARG_LOG_LEVEL:
 			l = log_level_from_string(optarg);
@@ -100,6 +109,13 @@ static int run(int argc, char *argv[])
 	r = sysfs_set_root(arg_root);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set root: %m");
+
+	/* After a stop or crash: the configuration does not matter, the saved value does. */
+	if (arg_restore_knob) {
+		_cleanup_free_ char *dir = manager_runtime_dir();
+
+		return knob_restore_saved(dir);
+	}
 
 	if (arg_config) {
 		if (asprintf(&dropin, "%s.d", arg_config) < 0)

@@ -173,13 +173,73 @@ void manager_fatal(struct manager *m, int error, const char *what)
 	(void)sd_event_exit(m->event, error);
 }
 
+/*
+ * Which of the kernel's answers to frequent suspend is in force, in the
+ * log: the option, our knob, or neither. Called at start and whenever we
+ * write the knob.
+ */
+static void manager_report_mode(struct manager *m)
+{
+	enum knob_mode mode = knob_mode(&m->knob, m->kconfig.userspace_autosleep);
+
+	switch (mode) {
+	case KNOB_MODE_COMPILE_TIME:
+		log_info("Userspace autosleep: compile-time (CONFIG_PM_USERSPACE_AUTOSLEEP=y%s)",
+			 m->knob.present ? ", and /sys/power/userspace_autosleep reads 1" : "");
+		break;
+	case KNOB_MODE_RUNTIME:
+		log_info("Userspace autosleep: runtime-knob (/sys/power/userspace_autosleep reads 1%s)",
+			 m->knob.saved == 0 ? ", set by autosleepd, 0 again when autosleep stops" : "");
+		break;
+	case KNOB_MODE_NONE:
+		if (m->knob.present && !m->enabled)
+			log_info("Userspace autosleep: none while autosleep is disabled (/sys/power/userspace_autosleep reads 0)");
+		else if (m->knob.present)
+			log_warning("Userspace autosleep: none: /sys/power/userspace_autosleep reads 0 (%s): every "
+				    "suspend cycle will reseed the crng and clear all WireGuard session keys",
+				    m->knob.manage ? "writing it failed" : m->dry_run ? "a dry run leaves it" : "SetUserspaceAutosleep=no");
+		else
+			log_warning("Userspace autosleep: none: this kernel lacks CONFIG_PM_USERSPACE_AUTOSLEEP and "
+				    "/sys/power/userspace_autosleep: every suspend cycle will reseed the crng and clear all "
+				    "WireGuard session keys. Build it with kernel-patches/ for frequent suspend.");
+		break;
+	case KNOB_MODE_UNKNOWN:
+	case _KNOB_MODE_MAX:
+	case _KNOB_MODE_INVALID:
+		log_warning("Userspace autosleep: unknown: no kernel config and no /sys/power/userspace_autosleep to "
+			    "tell whether suspend reseeds the crng and clears WireGuard keys");
+		break;
+	}
+	bus_emit_changed(m->bus, "UserspaceAutosleep");
+	bus_emit_changed(m->bus, "UserspaceAutosleepKnob");
+}
+
+/* The knob follows autosleep: 1 before the first suspend, the old value once nothing suspends. */
+static void manager_switch_knob(struct manager *m, bool on)
+{
+	int r;
+
+	if (!m->knob.present || !m->knob.manage)
+		return;
+	r = on ? knob_activate(&m->knob) : knob_deactivate(&m->knob);
+	if (r < 0)
+		log_warning_errno(r, "Failed to %s /sys/power/userspace_autosleep: %m, ignoring",
+				  on ? "set" : "put back");
+	manager_report_mode(m);
+}
+
 void manager_set_enabled(struct manager *m, bool enabled)
 {
 	if (m->enabled == enabled)
 		return;
 	m->enabled = enabled;
 	log_notice("Autosleep %s", enabled ? "enabled" : "disabled");
+	if (enabled)
+		manager_switch_knob(m, true);
 	suspender_set_enabled(m->suspender, enabled);
+	/* Only now: a suspend already under way saw the knob set. */
+	if (!enabled)
+		manager_switch_knob(m, false);
 	bus_emit_changed(m->bus, "Enabled");
 	manager_update_status(m);
 }
@@ -401,9 +461,6 @@ static int manager_report_kernel(struct manager *m)
 			 "(from %s)", u.release, kconfig_value_to_string(m->kconfig.userspace_autosleep),
 			 kconfig_value_to_string(m->kconfig.wakelocks), kconfig_value_to_string(m->kconfig.autosleep),
 			 m->kconfig.source);
-	if (m->kconfig.userspace_autosleep == KCONFIG_NO)
-		log_warning("This kernel lacks CONFIG_PM_USERSPACE_AUTOSLEEP: every suspend cycle will reseed the crng "
-			    "and clear all WireGuard session keys. Build it with kernel-patches/ for frequent suspend.");
 	if (m->kconfig.autosleep == KCONFIG_YES)
 		log_warning("This kernel has CONFIG_PM_AUTOSLEEP; make sure /sys/power/autosleep is 'off', or the "
 			    "kernel and autosleepd will both suspend the machine");
@@ -454,25 +511,19 @@ static unsigned manager_max_locks(void)
 	return (unsigned)MIN((rlim_t)BUS_LOCKS_MAX, rl.rlim_cur - FD_RESERVE);
 }
 
-/* Where lease records live: the unit's RuntimeDirectory=, else nowhere. */
-static char *manager_store_dir(void)
+char *manager_runtime_dir(void)
 {
 	const char *rt = getenv("RUNTIME_DIRECTORY");
-	char *dir;
-	size_t n;
 
 	if (!rt || !*rt)
 		return NULL;
 	/* Several directories come colon-separated; ours is the first. */
-	n = strcspn(rt, ":");
-	if (asprintf(&dir, "%.*s/leases", (int)n, rt) < 0)
-		return NULL;
-	return dir;
+	return strndup(rt, strcspn(rt, ":"));
 }
 
 int manager_startup(struct manager *m)
 {
-	_cleanup_free_ char *store_dir = NULL;
+	_cleanup_free_ char *runtime_dir = NULL, *store_dir = NULL;
 	_cleanup_(fdstore_done) struct fdstore stored = {};
 	char activity_lock[WAKE_LOCK_NAME_MAX + 16];
 	char *own_sources[] = { m->config.wake_lock_name, activity_lock, (char *)"[eventfd]", NULL };
@@ -486,7 +537,19 @@ int manager_startup(struct manager *m)
 		return r;
 	max_locks = manager_max_locks();
 	snprintf(activity_lock, sizeof(activity_lock), "%s.activity", m->config.wake_lock_name);
-	store_dir = manager_store_dir();
+	/* Where lease records and the knob's old value live: the unit's RuntimeDirectory=, else nowhere. */
+	runtime_dir = manager_runtime_dir();
+	if (runtime_dir && asprintf(&store_dir, "%s/leases", runtime_dir) < 0)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	/* A dry run suspends nothing, so it has no business telling the kernel it does. */
+	r = knob_init(&m->knob, m->config.set_userspace_autosleep && !m->dry_run, runtime_dir);
+	if (r < 0)
+		return log_error_errno(r, "Failed to look at /sys/power/userspace_autosleep: %m");
+	/* Before the bus name: whoever sees us on the bus sees the knob set. */
+	if (m->enabled && m->knob.present && m->knob.manage)
+		manager_switch_knob(m, true);
+	else
+		manager_report_mode(m);
 	r = fdstore_receive(&stored);
 	if (r < 0)
 		log_warning_errno(r, "Failed to take the fds stored by an earlier instance: %m, ignoring");
@@ -614,6 +677,13 @@ struct manager *manager_free(struct manager *m)
 	 */
 	if (!m->fatal && m->kernel_wakelocks && m->kernel_lock)
 		(void)kernel_lock_release(m->kernel_lock);
+	/*
+	 * Even after a fatal error: nothing suspends until the next instance,
+	 * which sets the knob again before it does.
+	 */
+	if (m->knob.present && m->knob.manage && knob_deactivate(&m->knob) < 0)
+		log_warning("Failed to put /sys/power/userspace_autosleep back to %d, ignoring", m->knob.saved);
+	knob_done(&m->knob);
 	m->activity = activity_free(m->activity);
 	m->logind = logind_free(m->logind);
 	/* Stored leases stay stored: a restart takes them back, a stop makes systemd drop them. */

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "kconfig.h"
+#include "knob.h"
 #include "leases.h"
 #include "suspender.h"
 
@@ -43,6 +44,7 @@ struct manager {
 	bool fatal;     /* keep the kernel lock and stored leases on the way out */
 
 	struct kconfig kconfig;
+	struct knob knob;
 	bool kernel_wakelocks;
 	struct kernel_lock *kernel_lock;
 
@@ -88,6 +90,9 @@ void manager_set_logind_block(struct manager *m, bool blocked, const char *who);
 
 /* Something the daemon cannot run without broke: log, and exit non-zero so systemd restarts us. */
 void manager_fatal(struct manager *m, int error, const char *what);
+
+/* The unit's RuntimeDirectory= (first of several), or NULL outside a unit; caller frees. */
+char *manager_runtime_dir(void);
 
 /* Newest first; i < stats.n_recent. */
 const struct manager_cycle *manager_recent(const struct manager *m, unsigned i);

@@ -15,6 +15,8 @@
 #define SYSFS_POWER_WAKEUP_COUNT "sys/power/wakeup_count"
 #define SYSFS_POWER_WAKE_LOCK "sys/power/wake_lock"
 #define SYSFS_POWER_WAKE_UNLOCK "sys/power/wake_unlock"
+/* Our kernel patch (kernel-patches/knob/): CONFIG_PM_USERSPACE_AUTOSLEEP at run time. */
+#define SYSFS_POWER_USERSPACE_AUTOSLEEP "sys/power/userspace_autosleep"
 #define SYSFS_POWER_WAKEUP_IRQ "sys/power/pm_wakeup_irq"
 #define SYSFS_SUSPEND_STATS_LAST_FAILED_DEV "sys/power/suspend_stats/last_failed_dev"
 #define SYSFS_SUSPEND_STATS_LAST_FAILED_ERRNO "sys/power/suspend_stats/last_failed_errno"

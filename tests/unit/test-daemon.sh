@@ -77,7 +77,7 @@ root=$(fixture sysfs-nowakelock)
 log=$tmp/stock.log
 start "$root" "$log" --dry-run
 check "stock kernel: warns that every cycle reseeds the crng and clears WireGuard keys" \
-	"wait_for 'lacks CONFIG_PM_USERSPACE_AUTOSLEEP: every suspend cycle will reseed the crng and clear all WireGuard session keys' $log" "$log"
+	"wait_for 'lacks CONFIG_PM_USERSPACE_AUTOSLEEP and /sys/power/userspace_autosleep: every suspend cycle will reseed the crng and clear all WireGuard session keys' $log" "$log"
 wait_for 'Suspend #5: success' "$log"
 check "stock kernel: missing wake_lock is logged exactly once" \
 	"[ \$(grep -c 'No /sys/power/wake_lock' $log) -eq 1 ]" "$log"

@@ -1,10 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The VM suite: build (or take from cache) the autosleep and control kernels
-# and the guest image, then boot each. The autosleep kernel must keep
+# The VM suite: build (or take from cache) the autosleep, control and knob
+# kernels and the guest image, then boot each. The autosleep kernel must keep
 # WireGuard keys and not reseed the crng on every autosleepd cycle, and a
 # held lock must block suspend; the control kernel must show the opposite.
+# The knob kernel (kernel-patches/knob/, PM_USERSPACE_AUTOSLEEP unset) must
+# behave like the autosleep kernel while autosleepd runs, and like the
+# control kernel once it is disabled or stopped.
 # Then the promises of the unit and the lease path under systemd: the
 # sandbox from inside, polkit, a SIGKILLed and a SIGSTOPped daemon, and
 # acquires racing pm_test cycles. Appends "passed failed" per boot to
@@ -13,8 +16,11 @@
 #   --cycles N         wireguard-and-crng cycles per kernel (default 5)
 #   --scenarios LIST   only these guest scenarios (comma-separated) on the
 #                      autosleep kernel, and no control kernel boot unless
-#                      LIST has wireguard-and-crng: a short iteration, e.g.
+#                      LIST has wireguard-and-crng, no knob kernel boot
+#                      unless it has knob: a short iteration, e.g.
 #                      --scenarios sandbox,polkit
+#   --source VER       build the kernels from linux-source-VER (6.1, the
+#                      default, or 6.12), e.g. --source 6.12 --scenarios knob
 #   --long             1000 acquires in pm-test-race instead of 100 (about
 #                      2 more minutes)
 #   --log-dir DIR      console logs (default $TMPDIR/autosleep-vm-logs)
@@ -29,15 +35,17 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,sandbox,polkit,daemon-crash,watchdog,pm-test-race
+	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,sandbox,polkit,daemon-crash,watchdog,pm-test-race,knob
 	race=100
 	timeout=1800
+	source=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--cycles) cycles=$2; shift ;;
 		--counts) counts=$2; shift ;;
 		--log-dir) log_dir=$2; shift ;;
 		--scenarios) scenarios=$2; shift ;;
+		--source) source=(--source "$2"); shift ;;
 		--long) race=1000; timeout=2400 ;;
 		*) echo "run-vm-suite.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
@@ -50,10 +58,21 @@ main() {
 
 	t0=$(date +%s)
 	echo "=== building kernels (cached by input hash)"
-	kernel=$("$top/kernel-patches/build-kernel.sh" | tail -n1) || { echo "not ok - autosleep kernel build"; echo "0 1" >> "$counts"; exit 1; }
+	# The knob scenario runs on the knob kernel only.
+	run_knob=0
+	[[ ",$scenarios," == *,knob,* ]] && run_knob=1
+	scenarios=$(sed 's/\(^\|,\)knob\(,\|$\)/\1/; s/,$//' <<< "$scenarios")
+	kernel=
+	if [ -n "$scenarios" ]; then
+		kernel=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" | tail -n1) || { echo "not ok - autosleep kernel build"; echo "0 1" >> "$counts"; exit 1; }
+	fi
 	control=
 	if [[ ",$scenarios," == *,wireguard-and-crng,* ]]; then
-		control=$("$top/kernel-patches/build-kernel.sh" --control | tail -n1) || { echo "not ok - control kernel build"; echo "0 1" >> "$counts"; exit 1; }
+		control=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --control | tail -n1) || { echo "not ok - control kernel build"; echo "0 1" >> "$counts"; exit 1; }
+	fi
+	knob=
+	if [ $run_knob = 1 ]; then
+		knob=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --knob | tail -n1) || { echo "not ok - knob kernel build"; echo "0 1" >> "$counts"; exit 1; }
 	fi
 	t1=$(date +%s)
 	echo "=== building guest image"
@@ -62,15 +81,23 @@ main() {
 	echo "# kernels: $((t1 - t0)) s, image: $((t2 - t1)) s"
 
 	rc=0
-	echo "=== autosleep kernel: ${scenarios//,/, } ($cycles wireguard cycles, $race racing acquires)"
-	python3 "$here/vmtest.py" --kernel "$kernel" --image "$image" --expect autosleep --cycles "$cycles" \
-		--scenarios "$scenarios" --race-iterations "$race" --label autosleep --log-dir "$log_dir" \
-		--counts "$counts" --timeout "$timeout" || rc=1
+	if [ -n "$scenarios" ]; then
+		echo "=== autosleep kernel: ${scenarios//,/, } ($cycles wireguard cycles, $race racing acquires)"
+		python3 "$here/vmtest.py" --kernel "$kernel" --image "$image" --expect autosleep --cycles "$cycles" \
+			--scenarios "$scenarios" --race-iterations "$race" --label autosleep --log-dir "$log_dir" \
+			--counts "$counts" --timeout "$timeout" || rc=1
+	fi
 	# Only wireguard-and-crng proves a kernel effect; the rest are the daemon's.
 	if [ -n "$control" ]; then
 		echo "=== control kernel: wireguard-and-crng ($cycles cycles), expecting the opposite"
 		python3 "$here/vmtest.py" --kernel "$control" --image "$image" --expect control --cycles "$cycles" \
 			--scenarios wireguard-and-crng --label control --log-dir "$log_dir" \
+			--counts "$counts" --timeout 1200 || rc=1
+	fi
+	if [ -n "$knob" ]; then
+		echo "=== knob kernel: knob (the knob's ABI; WireGuard/crng with autosleepd running, disabled, SIGKILLed, stopped)"
+		python3 "$here/vmtest.py" --kernel "$knob" --image "$image" --expect knob \
+			--scenarios knob --label knob --log-dir "$log_dir" \
 			--counts "$counts" --timeout 1200 || rc=1
 	fi
 	echo "# VM boots: $(( $(date +%s) - t2 )) s"

@@ -72,7 +72,7 @@ def main():
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--image", required=True)
     ap.add_argument("--scenarios", required=True, help="comma-separated guest scenarios")
-    ap.add_argument("--expect", required=True, choices=["autosleep", "control"])
+    ap.add_argument("--expect", required=True, choices=["autosleep", "control", "knob"])
     ap.add_argument("--cycles", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=900, help="seconds for the whole boot")
     ap.add_argument("--label", default="vm")

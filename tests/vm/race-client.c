@@ -195,7 +195,13 @@ int main(int argc, char *argv[])
 	fflush(stdout);
 
 	t_start = now_usec();
-	for (i = 0; i < iterations; i++) {
+	/*
+	 * Without attempts between the acquires there is no race to lose, and
+	 * how many attempts fit in a run depends on how fast the emulated guest
+	 * runs: on a loaded host, go on past the iterations asked for (up to 4
+	 * times as many) until a quarter as many attempts entered.
+	 */
+	for (i = 0; i < iterations || (!no_lock && k.entries - entries0 < iterations / 4 && i < 4 * iterations); i++) {
 		unsigned long s1, s2, e1, in_flight;
 		uint64_t t_reply;
 		int fd;
@@ -250,17 +256,18 @@ int main(int argc, char *argv[])
 	       "attempt was under way\n", i, (double)elapsed / 1e6, k.entries - entries0,
 	       (double)(k.entries - entries0) * 1e6 / (double)(elapsed ? elapsed : 1), during_cycle);
 	printf("%s - race: %lu acquires: %lu suspend entries while a granted lock was held\n",
-	       i == iterations && entered_held == 0 ? "ok" : "not ok", i, entered_held);
+	       i >= iterations && entered_held == 0 ? "ok" : "not ok", i, entered_held);
 	printf("%s - race: %lu acquires: %lu replies came while a suspend attempt was still under way\n",
-	       i == iterations && inflight_reply == 0 ? "ok" : "not ok", i, inflight_reply);
+	       i >= iterations && inflight_reply == 0 ? "ok" : "not ok", i, inflight_reply);
 	printf("%s - race: %lu acquires: %lu suspends completed (suspend_stats/success) while a lock was held\n",
-	       i == iterations && completed_held == 0 ? "ok" : "not ok", i, completed_held);
+	       i >= iterations && completed_held == 0 ? "ok" : "not ok", i, completed_held);
 	/* Without cycles between the acquires there was no race to lose. */
-	printf("%s - race: autosleepd made %" PRIu64 " pm_test attempts during the race (at least %lu needed)\n",
+	printf("%s - race: autosleepd made %" PRIu64 " pm_test attempts during the race (at least %lu needed, "
+	       "in at most 4 times the iterations)\n",
 	       k.entries - entries0 >= iterations / 4 ? "ok" : "not ok", k.entries - entries0, iterations / 4);
 	printf("%s - race: no kernel log records were lost (%" PRIu64 " lost)\n", k.lost == 0 ? "ok" : "not ok",
 	       k.lost);
 	sd_bus_flush_close_unref(bus);
 	close(k.fd);
-	return entered_held || inflight_reply || completed_held || k.lost || i != iterations;
+	return entered_held || inflight_reply || completed_held || k.lost || i < iterations;
 }

@@ -3,6 +3,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "config.h"
 #include "leases.h"
 #include "suspender.h"
 
@@ -12,7 +13,7 @@
 #define BUS_ERROR_NO_SUCH_WAKE_LOCK "org.autosleep1.Error.NoSuchWakeLock"
 
 /* Upper bound on leases from all D-Bus clients together, whatever the per-user quota; lowered to fit RLIMIT_NOFILE. */
-#define BUS_LOCKS_MAX 4096
+#define BUS_LOCKS_MAX WAKE_LOCKS_MAX
 
 struct manager;
 struct bus;

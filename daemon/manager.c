@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 
 #include "activity.h"
 #include "bus.h"
@@ -18,6 +17,7 @@
 #include "fdstore.h"
 #include "macro.h"
 #include "manager.h"
+#include "notify.h"
 #include "sysfs.h"
 #include "wakelock.h"
 
@@ -29,9 +29,10 @@
 
 static void manager_update_status(struct manager *m)
 {
-	sd_notifyf(false, "STATUS=%s, %u lock%s held, %" PRIu64 " suspend%s",
-		   m->enabled ? strna(suspender_state_to_string(m->state)) : "disabled", m->leases.n, m->leases.n == 1 ? "" : "s",
-		   m->stats.results[SUSPEND_SUCCESS], m->stats.results[SUSPEND_SUCCESS] == 1 ? "" : "s");
+	(void)notify_sendf("STATUS=%s, %u lock%s held, %" PRIu64 " suspend%s",
+			   m->enabled ? strna(suspender_state_to_string(m->state)) : "disabled", m->leases.n,
+			   m->leases.n == 1 ? "" : "s", m->stats.results[SUSPEND_SUCCESS],
+			   m->stats.results[SUSPEND_SUCCESS] == 1 ? "" : "s");
 }
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata);
@@ -343,7 +344,7 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 
 	(void)s;
 	log_info("Received %s, exiting", strsignal((int)si->ssi_signo));
-	sd_notify(false, "STOPPING=1");
+	(void)notify_send("STOPPING=1", NULL, 0);
 	return sd_event_exit(m->event, 0);
 }
 
@@ -591,7 +592,7 @@ int manager_run(struct manager *m)
 {
 	int r;
 
-	sd_notify(false, "READY=1");
+	(void)notify_send("READY=1", NULL, 0);
 	manager_update_status(m);
 	r = sd_event_loop(m->event);
 	if (r < 0)
@@ -624,6 +625,7 @@ struct manager *manager_free(struct manager *m)
 	m->suspender = suspender_free(m->suspender);
 	m->kernel_lock = kernel_lock_free(m->kernel_lock);
 	sd_event_unref(m->event);
+	notify_close();
 	kconfig_done(&m->kconfig);
 	config_done(&m->config);
 	free(m);

@@ -22,15 +22,6 @@ static const char *const changed_names[] = {
 	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
 };
 
-/*
- * NWakeLocks is announced once the count settled for this long, and only if
- * it differs from what was announced last: a client that takes a lock and
- * drops it again within the window costs no PropertiesChanged at all, and a
- * burst of locks costs one. WakeLockAcquired and WakeLockReleased still come
- * for every lock, at once.
- */
-#define BUS_N_LOCKS_SETTLE (50 * USEC_PER_MSEC)
-
 struct bus {
 	struct manager *manager;
 	sd_bus *bus;
@@ -41,7 +32,6 @@ struct bus {
 	unsigned changed;     /* bit per changed_names[] entry */
 	sd_event_source *changed_source;
 	unsigned n_locks_announced; /* NWakeLocks as last sent */
-	sd_event_source *n_locks_timer;
 	struct peers *peers;
 	bool acquiring;       /* in AcquireWakeLock: its caller hears of the lock first */
 };
@@ -135,33 +125,12 @@ void bus_emit_resumed(struct bus *b, const struct suspend_report *rep)
 				 rep->result == SUSPEND_SUCCESS);
 }
 
-static int on_n_locks_settled(sd_event_source *s, uint64_t usec, void *userdata)
+void bus_announce_n_locks(struct bus *b)
 {
-	struct bus *b = userdata;
-
-	(void)s;
-	(void)usec;
-	if (b->manager->leases.n != b->n_locks_announced) {
-		b->n_locks_announced = b->manager->leases.n;
-		bus_emit_changed(b, "NWakeLocks");
-	}
-	return 0;
-}
-
-static void bus_n_locks_changed(struct bus *b)
-{
-	int r;
-
-	if (sd_event_source_get_enabled(b->n_locks_timer, NULL) > 0)
+	if (!b || b->manager->leases.n == b->n_locks_announced)
 		return;
-	r = sd_event_source_set_time_relative(b->n_locks_timer, BUS_N_LOCKS_SETTLE);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(b->n_locks_timer, SD_EVENT_ONESHOT);
-	if (r < 0) {
-		/* Announce it now rather than never. */
-		log_debug_errno(r, "Failed to arm the NWakeLocks timer: %m");
-		on_n_locks_settled(NULL, 0, b);
-	}
+	b->n_locks_announced = b->manager->leases.n;
+	bus_emit_changed(b, "NWakeLocks");
 }
 
 static void bus_emit_acquired(struct bus *b, const struct lease *x)
@@ -182,7 +151,6 @@ static void on_lease_event(struct leases *ls, enum lease_event ev, struct lease 
 		/* AcquireWakeLock announces its own lock after the reply. */
 		if (!b->acquiring)
 			bus_emit_acquired(b, x);
-		bus_n_locks_changed(b);
 		break;
 	case LEASE_RELEASED:
 		/* The signal first: whoever waits for it need not wait for the bookkeeping. */
@@ -193,7 +161,6 @@ static void on_lease_event(struct leases *ls, enum lease_event ev, struct lease 
 			x->data = bus_lock_free(l);
 			b->n_locks--;
 		}
-		bus_n_locks_changed(b);
 		break;
 	case LEASE_HELD:
 	case LEASE_UNHELD:
@@ -630,11 +597,6 @@ int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct
 	if (r >= 0)
 		r = sd_event_source_set_enabled(b->changed_source, SD_EVENT_OFF);
 	if (r >= 0)
-		r = sd_event_add_time_relative(m->event, &b->n_locks_timer, CLOCK_MONOTONIC, BUS_N_LOCKS_SETTLE,
-					       10 * USEC_PER_MSEC, on_n_locks_settled, b);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(b->n_locks_timer, SD_EVENT_OFF);
-	if (r >= 0)
 		r = peers_new(b->bus, &b->peers);
 	if (r >= 0)
 		r = leases_observe(&m->leases, on_lease_event, b);
@@ -680,7 +642,6 @@ struct bus *bus_free(struct bus *b, bool keep_stored)
 		x->data = bus_lock_free(l);
 	}
 	sd_event_source_disable_unref(b->changed_source);
-	sd_event_source_disable_unref(b->n_locks_timer);
 	peers_free(b->peers);
 	polkit_registry_free(b->polkit);
 	lease_store_free(b->store);

@@ -35,5 +35,7 @@ bool bus_leases_persist(struct bus *b);
 
 /* All of these accept b == NULL (running without a bus). */
 void bus_emit_changed(struct bus *b, const char *property);
+/* NWakeLocks, if it differs from what was announced last (the manager calls this once the count settled). */
+void bus_announce_n_locks(struct bus *b);
 void bus_emit_suspending(struct bus *b);
 void bus_emit_resumed(struct bus *b, const struct suspend_report *rep);

@@ -50,6 +50,8 @@ static struct {
 	unsigned trace_ops;    /* operations under strace and dbus-monitor */
 	unsigned holds[3];     /* other locks held for the scaling rows */
 	unsigned clients;      /* concurrent clients */
+	const char *only;      /* one section */
+	bool no_store;         /* no $NOTIFY_SOCKET: locks are not stored for restarts */
 } arg = {
 	.iterations = 5000,
 	.idle_seconds = 60,
@@ -114,7 +116,7 @@ static int ping(sd_bus *b)
 	return r;
 }
 
-/* Take a lock and return our own copy of its fd. */
+/* Take a lock and return our own copy of its fd (what a client that keeps it does). */
 static int acquire(sd_bus *b, const char *name, int *ret_fd)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -123,6 +125,22 @@ static int acquire(sd_bus *b, const char *name, int *ret_fd)
 	if (r < 0)
 		fprintf(stderr, "bench: AcquireWakeLock(%s): %s\n", name, e.message ? e.message : strerror(-r));
 	sd_bus_error_free(&e);
+	return r;
+}
+
+/* Take a lock and drop it at once: the reply holds the only copy of the fd, freeing it closes that. */
+static int acquire_and_close(sd_bus *b)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	int r;
+
+	r = sd_bus_call_method(b, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "AcquireWakeLock", &e, &reply, "sst", "bench",
+			       "bench", (uint64_t)0);
+	if (r < 0)
+		fprintf(stderr, "bench: AcquireWakeLock: %s\n", e.message ? e.message : strerror(-r));
+	sd_bus_error_free(&e);
+	sd_bus_message_unref(reply);
 	return r;
 }
 
@@ -179,14 +197,13 @@ static int wait_released(sd_bus *b, bool *seen)
 static int lock_cycle(sd_bus *b, bool *seen, usec_t *t_reply, usec_t *t_signal)
 {
 	usec_t t0, t1;
-	int fd, r;
+	int r;
 
 	*seen = false;
 	t0 = now(CLOCK_MONOTONIC);
-	r = acquire(b, "bench", &fd);
+	r = acquire_and_close(b);
 	if (r < 0)
 		return r;
-	close(fd);
 	t1 = now(CLOCK_MONOTONIC);
 	r = wait_released(b, seen);
 	if (r < 0)
@@ -253,10 +270,10 @@ static void print_row(const char *what, struct stats s, struct stats ping)
 	       ping.p50 ? (double)s.p50 / (double)ping.p50 : 0, ping.p99 ? (double)s.p99 / (double)ping.p99 : 0);
 }
 
-static int bench_hot_path(const char *title, struct stats *ret_ping, struct stats *ret_reply, struct stats *ret_signal)
+static int bench_hot_path(const char *title)
 {
 	struct round rd;
-	struct stats p, a, s, c;
+	struct stats p;
 	int r;
 
 	r = round_run(arg.iterations, &rd);
@@ -266,21 +283,12 @@ static int bench_hot_path(const char *title, struct stats *ret_ping, struct stat
 		return r;
 	}
 	p = stats_of(rd.ping, rd.n);
-	a = stats_of(rd.reply, rd.n);
-	s = stats_of(rd.signal, rd.n);
-	c = stats_of(rd.close_to_signal, rd.n);
 	print_header(title, rd.n);
 	print_row("Peer.Ping", p, p);
-	print_row("AcquireWakeLock + close, to the reply", a, p);
-	print_row("AcquireWakeLock + close, to WakeLockReleased", s, p);
-	print_row("  of which close -> WakeLockReleased", c, p);
+	print_row("AcquireWakeLock + close, to the reply", stats_of(rd.reply, rd.n), p);
+	print_row("AcquireWakeLock + close, to WakeLockReleased", stats_of(rd.signal, rd.n), p);
+	print_row("  of which close -> WakeLockReleased", stats_of(rd.close_to_signal, rd.n), p);
 	round_free(&rd);
-	if (ret_ping)
-		*ret_ping = p;
-	if (ret_reply)
-		*ret_reply = a;
-	if (ret_signal)
-		*ret_signal = s;
 	return 0;
 }
 
@@ -748,6 +756,8 @@ static int parse_argv(int argc, char *argv[])
 		{ "idle-seconds", required_argument, NULL, 'i' },
 		{ "trace-ops", required_argument, NULL, 't' },
 		{ "holds", required_argument, NULL, 'H' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "no-store", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -778,8 +788,15 @@ static int parse_argv(int argc, char *argv[])
 			    arg.holds[2] > MAX_HOLD || arg.holds[0] == 0)
 				return -EINVAL;
 			break;
+		case 'o':
+			arg.only = optarg;
+			break;
+		case 'N':
+			arg.no_store = true;
+			break;
 		case 'h':
 			printf("Usage: bench [--smoke] [--iterations N] [--idle-seconds S] [--trace-ops N] [--holds A,B,C]\n"
+			       "             [--only hot|trace|idle|clients|scaling] [--no-store]\n"
 			       "Run through tests/bench/run.sh or make bench, which set the environment.\n");
 			return 0;
 		default:
@@ -790,15 +807,151 @@ static int parse_argv(int argc, char *argv[])
 	return 1;
 }
 
+static int section_hot_path(void)
+{
+	int r;
+
+	r = bench_hot_path("Acquire + release, no other lock held (each lock takes and drops the kernel lock)");
+	if (r >= 0 && (r = hold_up_to(1)) >= 0)
+		r = bench_hot_path("Acquire + release, 1 other lock held");
+	return r;
+}
+
+/* Per operation, what the daemon does (strace) and what crosses the bus (dbus-monitor). */
+static int section_trace(void)
+{
+	int r;
+
+	printf("\nDaemon syscalls and bus messages per operation (1 other lock held)\n");
+	if ((r = hold_up_to(1)) < 0 || (r = trace_syscalls("Peer.Ping", op_ping)) < 0 ||
+	    (r = trace_syscalls("AcquireWakeLock + close", op_lock)) < 0 || (r = trace_messages("Peer.Ping", op_ping)) < 0 ||
+	    (r = trace_messages("AcquireWakeLock + close", op_lock)) < 0)
+		return fail("tracing", r), r;
+	hold_down_to(0);
+	printf("\nDaemon syscalls and bus messages per operation (no other lock held)\n");
+	if ((r = trace_syscalls("AcquireWakeLock + close", op_lock)) < 0 ||
+	    (r = trace_messages("AcquireWakeLock + close", op_lock)) < 0)
+		return fail("tracing", r), r;
+	return 0;
+}
+
+/* Nothing may wake the daemon while a lock is held. */
+static int section_idle(void)
+{
+	long sw0, sw1;
+	int r;
+
+	if ((r = hold_up_to(1)) < 0)
+		return fail("hold", r), r;
+	/* Past the NWakeLocks announcement and whatever else the last operations set off. */
+	usleep(300000);
+	sw0 = daemon_ctxt_switches();
+	sleep(arg.idle_seconds);
+	sw1 = daemon_ctxt_switches();
+	if (sw0 < 0 || sw1 < 0)
+		return fail("reading /proc/PID/task/*/status", EIO), -EIO;
+	printf("\nIdle with a lock held: %ld context switches of the daemon's threads in %u s\n", sw1 - sw0,
+	       arg.idle_seconds);
+	return 0;
+}
+
+/* The same cycle from 1 and from many clients at once. */
+static int section_clients(void)
+{
+	int r;
+
+	if ((r = hold_up_to(1)) < 0)
+		return fail("hold", r), r;
+	printf("\nConcurrent clients, 1 other lock held (acquire + close; p50/p99 over every client's cycles, us)\n");
+	printf("  %-12s %10s %10s %12s %12s %12s\n", "clients", "reply p50", "reply p99", "signal p50", "signal p99",
+	       "cycles/s");
+	for (unsigned k = 0; k < 2; k++) {
+		unsigned c = k == 0 ? 1 : arg.clients;
+		unsigned per = arg.smoke ? 10 : MIN(1000u, MAX(20u, 4000u / c));
+		struct stats a = {}, s = {};
+		double rate = 0;
+
+		r = bench_clients(c, per, &a, &s, &rate);
+		if (r < 0)
+			return fail("concurrent clients", r), r;
+		printf("  %-12u %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12.0f   (%u cycles each)\n", c,
+		       (uint64_t)a.p50, (uint64_t)a.p99, (uint64_t)s.p50, (uint64_t)s.p99, rate, per);
+	}
+	return 0;
+}
+
+/* The same cycle with ever more other locks held, and what the daemon's memory does meanwhile. */
+static int section_scaling(void)
+{
+	struct memory mem[ELEMENTSOF(arg.holds) + 1];
+	double first = 0, first_norm = 0;
+	unsigned n_mem = 0;
+	int r;
+
+	hold_down_to(0);
+	mem[n_mem++] = memory_now(0);
+	printf("\nScaling: acquire + close with other locks held (distinct names), %u interleaved iterations each\n",
+	       arg.iterations);
+	printf("  %-12s %10s %10s %10s %12s %10s %14s\n", "other locks", "ping p50", "reply p50", "reply/ping",
+	       "signal p50", "sig/ping", "reply p50 / first row");
+	for (unsigned k = 0; k < ELEMENTSOF(arg.holds); k++) {
+		struct round rd;
+		struct stats p, a, s;
+
+		r = hold_up_to(arg.holds[k]);
+		if (r < 0)
+			return fail("holding locks", r), r;
+		mem[n_mem++] = memory_now(n_held);
+		r = round_run(arg.iterations, &rd);
+		if (r < 0) {
+			round_free(&rd);
+			return fail("scaling", r), r;
+		}
+		p = stats_of(rd.ping, rd.n);
+		a = stats_of(rd.reply, rd.n);
+		s = stats_of(rd.signal, rd.n);
+		round_free(&rd);
+		if (k == 0) {
+			first = (double)a.p50;
+			first_norm = (double)a.p50 / (double)p.p50;
+		}
+		printf("  %-12u %10" PRIu64 " %10" PRIu64 " %10.2f %12" PRIu64 " %10.2f %6.2f (%.2f as ratios to ping)\n",
+		       n_held, (uint64_t)p.p50, (uint64_t)a.p50, (double)a.p50 / (double)p.p50, (uint64_t)s.p50,
+		       (double)s.p50 / (double)p.p50, (double)a.p50 / first, ((double)a.p50 / (double)p.p50) / first_norm);
+	}
+	r = bench_list(arg.smoke ? 2 : 10);
+	if (r < 0)
+		return fail("ListWakeLocks", r), r;
+
+	printf("\nDaemon memory (smaps_rollup, KiB), locks held by one client with distinct names\n");
+	printf("  %-12s %10s %16s %24s\n", "locks", "Rss", "Private_Dirty", "Private_Dirty per lock");
+	for (unsigned i = 0; i < n_mem; i++) {
+		printf("  %-12u %10ld %16ld", mem[i].locks, mem[i].rss, mem[i].private_dirty);
+		/* A handful of locks fit in memory the allocator already has: no meaningful ratio. */
+		if (mem[i].locks >= 50)
+			printf(" %20.0f B", (double)(mem[i].private_dirty - mem[0].private_dirty) * 1024 / mem[i].locks);
+		printf("\n");
+	}
+	hold_down_to(0);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} sections[] = {
+	{ "hot", section_hot_path },
+	{ "trace", section_trace },
+	{ "idle", section_idle },
+	{ "clients", section_clients },
+	{ "scaling", section_scaling },
+};
+
 static int run(void)
 {
-	struct stats ping1, reply1, signal1;
-	struct memory mem[4];
-	unsigned n_mem = 0;
 	char *const env[] = { sd.notify_env, sd.runtime_env, NULL };
 	char config[256];
 	struct rlimit rl;
-	long sw0, sw1;
 	int r;
 
 	/* We hold every lock's fd. */
@@ -817,7 +970,7 @@ static int run(void)
 	sd.discard_fds = true;
 	snprintf(config, sizeof(config), "[WakeLocks]\nMaxPerUser=%u\nStartupHoldSec=0\n", arg.holds[2] + 64);
 	r = harness_daemon_start(&h, &(struct harness_daemon_opts){
-		.config = config, .env = env, .log_level = "info", .nofile = MAX_HOLD + 1024 });
+		.config = config, .env = arg.no_store ? NULL : env, .log_level = "info", .nofile = MAX_HOLD + 1024 });
 	if (r < 0)
 		return fail("autosleepd", r), r;
 	r = harness_open_client(&h, &client);
@@ -829,108 +982,22 @@ static int run(void)
 		return fail("client connection", r), r;
 
 	printf("autosleep benchmarks: private dbus-daemon, autosleepd --dry-run on a fixture sysfs in %s,\n"
-	       "fd store and runtime directory stood in for; %s mode\n", h.dir, arg.smoke ? "smoke" : "full");
+	       "%s; %s mode\n", h.dir,
+	       arg.no_store ? "no fd store (locks do not survive a restart)" : "fd store and runtime directory stood in for",
+	       arg.smoke ? "smoke" : "full");
 
 	/* Warm up: first calls fault in code and fill caches on both sides. */
 	r = run_ops(op_lock, MIN(arg.iterations, 200u));
 	if (r < 0)
 		return fail("warm-up", r), r;
-	mem[n_mem++] = memory_now(0);
 
-	/* 1. The hot path. */
-	r = bench_hot_path("Acquire + release, no other lock held (each lock takes and drops the kernel lock)",
-			   NULL, NULL, NULL);
-	if (r >= 0 && (r = hold_up_to(1)) >= 0)
-		r = bench_hot_path("Acquire + release, 1 other lock held", &ping1, &reply1, &signal1);
-	if (r < 0)
-		return r;
-
-	/* Per operation, what the daemon does (strace) and what crosses the bus (dbus-monitor). */
-	printf("\nDaemon syscalls and bus messages per operation (1 other lock held)\n");
-	if ((r = trace_syscalls("Peer.Ping", op_ping)) < 0 || (r = trace_syscalls("AcquireWakeLock + close", op_lock)) < 0 ||
-	    (r = trace_messages("Peer.Ping", op_ping)) < 0 ||
-	    (r = trace_messages("AcquireWakeLock + close", op_lock)) < 0)
-		return fail("tracing", r), r;
-	hold_down_to(0);
-	printf("\nDaemon syscalls and bus messages per operation (no other lock held)\n");
-	if ((r = trace_syscalls("AcquireWakeLock + close", op_lock)) < 0 ||
-	    (r = trace_messages("AcquireWakeLock + close", op_lock)) < 0)
-		return fail("tracing", r), r;
-
-	/* 4. Idle: nothing may wake the daemon while a lock is held. */
-	if ((r = hold_up_to(1)) < 0)
-		return fail("hold", r), r;
-	usleep(200000);
-	sw0 = daemon_ctxt_switches();
-	sleep(arg.idle_seconds);
-	sw1 = daemon_ctxt_switches();
-	printf("\nIdle with a lock held: %ld context switches of the daemon's threads in %u s\n", sw1 - sw0,
-	       arg.idle_seconds);
-
-	/* 6. Concurrency: the same cycle from 1 and from many clients at once. */
-	printf("\nConcurrent clients, 1 other lock held (acquire + close; p50/p99 of every client's cycles)\n");
-	printf("  %-12s %10s %10s %12s %12s %12s\n", "clients", "reply p50", "reply p99", "signal p50", "signal p99",
-	       "cycles/s");
-	for (unsigned k = 0; k < 2; k++) {
-		unsigned c = k == 0 ? 1 : arg.clients;
-		struct stats a, s;
-		double rate = 0;
-		unsigned per = arg.smoke ? 10 : MAX(20u, 4000u / c);
-
-		r = bench_clients(c, per, &a, &s, &rate);
+	for (unsigned i = 0; i < ELEMENTSOF(sections); i++) {
+		if (arg.only && strcmp(arg.only, sections[i].name) != 0)
+			continue;
+		r = sections[i].fn();
 		if (r < 0)
-			return fail("concurrent clients", r), r;
-		printf("  %-12u %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12.0f   (%u cycles each)\n", c,
-		       (uint64_t)a.p50, (uint64_t)a.p99, (uint64_t)s.p50, (uint64_t)s.p99, rate, per);
+			return r;
 	}
-
-	/* 3. Scaling: the same cycle with ever more other locks held. */
-	printf("\nScaling: acquire + close with other locks held (distinct names), %u interleaved iterations each\n",
-	       arg.iterations);
-	printf("  %-12s %10s %10s %10s %12s %10s %12s\n", "other locks", "ping p50", "reply p50", "reply/ping",
-	       "signal p50", "sig/ping", "p50 vs first");
-	usec_t first = 0;
-	double first_norm = 0;
-	for (unsigned k = 0; k < (unsigned)ELEMENTSOF(arg.holds); k++) {
-		struct round rd;
-		struct stats p, a, s;
-
-		r = hold_up_to(arg.holds[k]);
-		if (r < 0)
-			return fail("holding locks", r), r;
-		mem[n_mem++] = memory_now(n_held);
-		r = round_run(arg.iterations, &rd);
-		if (r < 0) {
-			round_free(&rd);
-			return fail("scaling", r), r;
-		}
-		p = stats_of(rd.ping, rd.n);
-		a = stats_of(rd.reply, rd.n);
-		s = stats_of(rd.signal, rd.n);
-		round_free(&rd);
-		if (k == 0) {
-			first = a.p50;
-			first_norm = (double)a.p50 / (double)p.p50;
-		}
-		printf("  %-12u %10" PRIu64 " %10" PRIu64 " %10.2f %12" PRIu64 " %10.2f %6.2f (%.2f by ratio to ping)\n",
-		       n_held, (uint64_t)p.p50, (uint64_t)a.p50, (double)a.p50 / (double)p.p50, (uint64_t)s.p50,
-		       (double)s.p50 / (double)p.p50, (double)a.p50 / (double)first,
-		       ((double)a.p50 / (double)p.p50) / first_norm);
-	}
-	r = bench_list(arg.smoke ? 2 : 10);
-	if (r < 0)
-		return fail("ListWakeLocks", r), r;
-
-	printf("\nDaemon memory (smaps_rollup), locks held by one client with distinct names\n");
-	printf("  %-12s %10s %16s %22s\n", "locks", "Rss KiB", "Private_Dirty KiB", "Private_Dirty per lock");
-	for (unsigned i = 0; i < n_mem; i++) {
-		printf("  %-12u %10ld %16ld", mem[i].locks, mem[i].rss, mem[i].private_dirty);
-		if (mem[i].locks > 0)
-			printf(" %18.0f B", (double)(mem[i].private_dirty - mem[0].private_dirty) * 1024 / mem[i].locks);
-		printf("\n");
-	}
-
-	hold_down_to(0);
 	if (kill(h.daemon_pid, 0) < 0)
 		return fail("autosleepd died", ESRCH), -ESRCH;
 	return 0;

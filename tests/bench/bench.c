@@ -38,7 +38,9 @@
 #define BENCH_BUS_EXTRA "<limit name=\"max_connections_per_user\">4096</limit>" \
 			"<limit name=\"max_completed_connections\">4096</limit>" \
 			"<policy user=\"root\"><allow send_destination=\"org.freedesktop.DBus\" " \
-			"send_interface=\"org.freedesktop.DBus.Monitoring\"/></policy>"
+			"send_interface=\"org.freedesktop.DBus.Monitoring\"/>" \
+			"<allow own=\"org.autosleep1.BenchFloor\"/>" \
+			"<allow send_destination=\"org.autosleep1.BenchFloor\"/></policy>"
 
 #define MAX_HOLD 10000
 #define CLIENTS_MAX 64
@@ -106,14 +108,34 @@ static struct stats stats_of(const usec_t *v, unsigned n)
 	return st;
 }
 
-static int ping(sd_bus *b)
+/*
+ * Who answers: autosleepd, or the floor, a service in this program that does
+ * only what any fd-based lock over D-Bus must (a pipe, its fd in the reply,
+ * a watch for the hang-up, a signal then) with the same messages, so the
+ * ratio of the two shows what is ours and what is the bus's.
+ */
+struct service {
+	const char *name;
+	const char *dest;
+	const char *path;
+};
+
+static const struct service daemon_service = { "autosleepd", HARNESS_NAME, HARNESS_PATH };
+static const struct service floor_service = { "floor", "org.autosleep1.BenchFloor", "/" };
+
+static int ping_service(sd_bus *b, const struct service *svc)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	int r;
 
-	r = sd_bus_call_method(b, HARNESS_NAME, HARNESS_PATH, "org.freedesktop.DBus.Peer", "Ping", &e, NULL, "");
+	r = sd_bus_call_method(b, svc->dest, svc->path, "org.freedesktop.DBus.Peer", "Ping", &e, NULL, "");
 	sd_bus_error_free(&e);
 	return r;
+}
+
+static int ping(sd_bus *b)
+{
+	return ping_service(b, &daemon_service);
 }
 
 /* Take a lock and return our own copy of its fd (what a client that keeps it does). */
@@ -129,13 +151,13 @@ static int acquire(sd_bus *b, const char *name, int *ret_fd)
 }
 
 /* Take a lock and drop it at once: the reply holds the only copy of the fd, freeing it closes that. */
-static int acquire_and_close(sd_bus *b)
+static int acquire_and_close(sd_bus *b, const struct service *svc)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	int r;
 
-	r = sd_bus_call_method(b, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "AcquireWakeLock", &e, &reply, "sst", "bench",
+	r = sd_bus_call_method(b, svc->dest, svc->path, HARNESS_IFACE, "AcquireWakeLock", &e, &reply, "sst", "bench",
 			       "bench", (uint64_t)0);
 	if (r < 0)
 		fprintf(stderr, "bench: AcquireWakeLock: %s\n", e.message ? e.message : strerror(-r));
@@ -155,18 +177,18 @@ static int on_released(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
 }
 
 /* Our own WakeLockReleased signals only: the bus filters on the owner argument. */
-static int match_own_released(sd_bus *b, bool *seen)
+static int match_own_released(sd_bus *b, const struct service *svc, bool *seen)
 {
 	const char *unique;
-	char rule[256];
+	char rule[320];
 	int r;
 
 	r = sd_bus_get_unique_name(b, &unique);
 	if (r < 0)
 		return r;
 	snprintf(rule, sizeof(rule),
-		 "type='signal',sender='" HARNESS_NAME "',path='" HARNESS_PATH "',interface='" HARNESS_IFACE "',"
-		 "member='WakeLockReleased',arg1='%s'", unique);
+		 "type='signal',sender='%s',path='%s',interface='" HARNESS_IFACE "',member='WakeLockReleased',arg1='%s'",
+		 svc->dest, svc->path, unique);
 	return sd_bus_add_match(b, NULL, rule, on_released, seen);
 }
 
@@ -194,14 +216,14 @@ static int wait_released(sd_bus *b, bool *seen)
  * is closed right after, which costs the client nothing), t_signal until
  * our WakeLockReleased arrived.
  */
-static int lock_cycle(sd_bus *b, bool *seen, usec_t *t_reply, usec_t *t_signal)
+static int lock_cycle(sd_bus *b, const struct service *svc, bool *seen, usec_t *t_reply, usec_t *t_signal)
 {
 	usec_t t0, t1;
 	int r;
 
 	*seen = false;
 	t0 = now(CLOCK_MONOTONIC);
-	r = acquire_and_close(b);
+	r = acquire_and_close(b, svc);
 	if (r < 0)
 		return r;
 	t1 = now(CLOCK_MONOTONIC);
@@ -227,7 +249,7 @@ static void round_free(struct round *rd)
 }
 
 /* n interleaved iterations of a ping and a lock, the order alternating so neither always goes first. */
-static int round_run(unsigned n, struct round *rd)
+static int round_run(unsigned n, const struct service *svc, struct round *rd)
 {
 	usec_t t0;
 	int r;
@@ -243,12 +265,12 @@ static int round_run(unsigned n, struct round *rd)
 		for (int k = 0; k < 2; k++) {
 			if ((k == 0) == (i % 2 == 0)) {
 				t0 = now(CLOCK_MONOTONIC);
-				r = ping(client);
+				r = ping_service(client, svc);
 				if (r < 0)
 					return r;
 				rd->ping[i] = now(CLOCK_MONOTONIC) - t0;
 			} else {
-				r = lock_cycle(client, &released_seen, &rd->reply[i], &rd->signal[i]);
+				r = lock_cycle(client, svc, &released_seen, &rd->reply[i], &rd->signal[i]);
 				if (r < 0)
 					return r;
 				rd->close_to_signal[i] = rd->signal[i] - rd->reply[i];
@@ -261,35 +283,75 @@ static int round_run(unsigned n, struct round *rd)
 static void print_header(const char *title, unsigned n)
 {
 	printf("\n%s (%u interleaved iterations, medians and 99th percentiles in us)\n", title, n);
-	printf("  %-46s %9s %9s %9s %9s\n", "", "p50", "p99", "p50/ping", "p99/ping");
+	printf("  %-56s %9s %9s %9s %9s\n", "", "p50", "p99", "p50/ping", "p99/ping");
 }
 
 static void print_row(const char *what, struct stats s, struct stats ping)
 {
-	printf("  %-46s %9" PRIu64 " %9" PRIu64 " %9.2f %9.2f\n", what, (uint64_t)s.p50, (uint64_t)s.p99,
+	printf("  %-56s %9" PRIu64 " %9" PRIu64 " %9.2f %9.2f\n", what, (uint64_t)s.p50, (uint64_t)s.p99,
 	       ping.p50 ? (double)s.p50 / (double)ping.p50 : 0, ping.p99 ? (double)s.p99 / (double)ping.p99 : 0);
 }
 
+static void print_round(const char *who, const struct round *rd)
+{
+	struct stats p = stats_of(rd->ping, rd->n);
+	char what[96];
+
+	snprintf(what, sizeof(what), "%s: Peer.Ping", who);
+	print_row(what, p, p);
+	snprintf(what, sizeof(what), "%s: AcquireWakeLock + close, to the reply", who);
+	print_row(what, stats_of(rd->reply, rd->n), p);
+	snprintf(what, sizeof(what), "%s: ... to WakeLockReleased", who);
+	print_row(what, stats_of(rd->signal, rd->n), p);
+	snprintf(what, sizeof(what), "%s:   of which close -> WakeLockReleased", who);
+	print_row(what, stats_of(rd->close_to_signal, rd->n), p);
+}
+
+/* autosleepd and the floor in blocks of 100 iterations taken in turn, so both see the same load. */
 static int bench_hot_path(const char *title)
 {
-	struct round rd;
-	struct stats p;
-	int r;
+	struct round d = {}, f = {}, part;
+	int r = 0;
 
-	r = round_run(arg.iterations, &rd);
-	if (r < 0) {
-		round_free(&rd);
-		fail(title, r);
-		return r;
+	d.ping = calloc(arg.iterations, sizeof(usec_t));
+	d.reply = calloc(arg.iterations, sizeof(usec_t));
+	d.signal = calloc(arg.iterations, sizeof(usec_t));
+	d.close_to_signal = calloc(arg.iterations, sizeof(usec_t));
+	f.ping = calloc(arg.iterations, sizeof(usec_t));
+	f.reply = calloc(arg.iterations, sizeof(usec_t));
+	f.signal = calloc(arg.iterations, sizeof(usec_t));
+	f.close_to_signal = calloc(arg.iterations, sizeof(usec_t));
+	if (!d.ping || !d.reply || !d.signal || !d.close_to_signal || !f.ping || !f.reply || !f.signal ||
+	    !f.close_to_signal)
+		r = -ENOMEM;
+	for (unsigned done = 0; r >= 0 && done < arg.iterations;) {
+		unsigned n = MIN(100u, arg.iterations - done);
+
+		for (int k = 0; k < 2 && r >= 0; k++) {
+			struct round *to = k == 0 ? &d : &f;
+
+			r = round_run(n, k == 0 ? &daemon_service : &floor_service, &part);
+			if (r >= 0) {
+				memcpy(to->ping + done, part.ping, n * sizeof(usec_t));
+				memcpy(to->reply + done, part.reply, n * sizeof(usec_t));
+				memcpy(to->signal + done, part.signal, n * sizeof(usec_t));
+				memcpy(to->close_to_signal + done, part.close_to_signal, n * sizeof(usec_t));
+			}
+			round_free(&part);
+		}
+		done += n;
+		d.n = f.n = done;
 	}
-	p = stats_of(rd.ping, rd.n);
-	print_header(title, rd.n);
-	print_row("Peer.Ping", p, p);
-	print_row("AcquireWakeLock + close, to the reply", stats_of(rd.reply, rd.n), p);
-	print_row("AcquireWakeLock + close, to WakeLockReleased", stats_of(rd.signal, rd.n), p);
-	print_row("  of which close -> WakeLockReleased", stats_of(rd.close_to_signal, rd.n), p);
-	round_free(&rd);
-	return 0;
+	if (r < 0) {
+		fail(title, r);
+	} else {
+		print_header(title, d.n);
+		print_round("autosleepd", &d);
+		print_round("floor", &f);
+	}
+	round_free(&d);
+	round_free(&f);
+	return r;
 }
 
 /* Hold more locks on the holder connection until n are held. */
@@ -464,7 +526,7 @@ static int op_lock(void)
 {
 	usec_t a, s;
 
-	return lock_cycle(client, &released_seen, &a, &s);
+	return lock_cycle(client, &daemon_service, &released_seen, &a, &s);
 }
 
 static int run_ops(op_fn op, unsigned n)
@@ -638,14 +700,14 @@ static int bench_clients(unsigned clients, unsigned per_client, struct stats *re
 
 			close(go[1]);
 			close(ready[0]);
-			ok = harness_open_client(&h, &b) >= 0 && match_own_released(b, &seen) >= 0 && ping(b) >= 0;
+			ok = harness_open_client(&h, &b) >= 0 && match_own_released(b, &daemon_service, &seen) >= 0 && ping(b) >= 0;
 
 			(void)!write(ready[1], ok ? "r" : "e", 1);
 			/* The parent closes its end for "go". */
 			if (read(go[0], &c, 1) < 0 || !ok)
 				_exit(1);
 			for (unsigned i = 0; i < per_client; i++)
-				if (lock_cycle(b, &seen, &sh->reply[k * per_client + i], &sh->signal[k * per_client + i]) < 0) {
+				if (lock_cycle(b, &daemon_service, &seen, &sh->reply[k * per_client + i], &sh->signal[k * per_client + i]) < 0) {
 					__atomic_add_fetch(&sh->errors, 1, __ATOMIC_SEQ_CST);
 					_exit(1);
 				}
@@ -744,6 +806,97 @@ static int bench_list(unsigned calls)
 	free(list);
 	munmap(shm, sizeof(*shm));
 	return r;
+}
+
+/* --- the floor: the least an fd-based lock over D-Bus costs -------------------- */
+
+struct floor_lock {
+	sd_bus *bus;
+	sd_event_source *io;
+	char *owner;
+};
+
+static int floor_on_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct floor_lock *l = userdata;
+
+	(void)fd;
+	(void)revents;
+	(void)sd_bus_emit_signal(l->bus, "/", HARNESS_IFACE, "WakeLockReleased", "sss", "bench", l->owner, "closed");
+	sd_event_source_disable_unref(s);
+	free(l->owner);
+	free(l);
+	return 0;
+}
+
+static int floor_acquire(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	sd_bus *bus = sd_bus_message_get_bus(m);
+	struct floor_lock *l;
+	int p[2], r;
+
+	(void)userdata;
+	(void)error;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->bus = bus;
+	l->owner = strdup(sd_bus_message_get_sender(m));
+	r = sd_event_add_io(sd_bus_get_event(bus), &l->io, p[0], EPOLLIN, floor_on_hangup, l);
+	if (r >= 0)
+		r = sd_event_source_set_io_fd_own(l->io, true);
+	if (r >= 0)
+		r = sd_bus_reply_method_return(m, "h", p[1]);
+	close(p[1]);
+	if (r >= 0)
+		(void)sd_bus_emit_signal(bus, "/", HARNESS_IFACE, "WakeLockAcquired", "sssu", "bench", "bench", l->owner,
+					 0u);
+	return r;
+}
+
+static const sd_bus_vtable floor_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_METHOD("AcquireWakeLock", "sst", "h", floor_acquire, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_SIGNAL("WakeLockAcquired", "sssu", 0),
+	SD_BUS_SIGNAL("WakeLockReleased", "sss", 0),
+	SD_BUS_VTABLE_END
+};
+
+static pid_t floor_pid;
+
+static int floor_start(void)
+{
+	int ready[2];
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -errno;
+	floor_pid = fork();
+	if (floor_pid < 0)
+		return -errno;
+	if (floor_pid == 0) {
+		sd_event *e = NULL;
+		sd_bus *b = NULL;
+
+		close(ready[0]);
+		if (sd_event_new(&e) < 0 || harness_open_client(&h, &b) < 0 ||
+		    sd_bus_add_object_vtable(b, NULL, "/", HARNESS_IFACE, floor_vtable, NULL) < 0 ||
+		    sd_bus_request_name(b, floor_service.dest, 0) < 0 || sd_bus_attach_event(b, e, 0) < 0)
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		close(ready[1]);
+		(void)sd_event_loop(e);
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		close(ready[0]);
+		return -ECONNREFUSED;
+	}
+	close(ready[0]);
+	return 0;
 }
 
 /* --- main ------------------------------------------------------------------ */
@@ -902,7 +1055,7 @@ static int section_scaling(void)
 		if (r < 0)
 			return fail("holding locks", r), r;
 		mem[n_mem++] = memory_now(n_held);
-		r = round_run(arg.iterations, &rd);
+		r = round_run(arg.iterations, &daemon_service, &rd);
 		if (r < 0) {
 			round_free(&rd);
 			return fail("scaling", r), r;
@@ -973,11 +1126,16 @@ static int run(void)
 		.config = config, .env = arg.no_store ? NULL : env, .log_level = "info", .nofile = MAX_HOLD + 1024 });
 	if (r < 0)
 		return fail("autosleepd", r), r;
+	r = floor_start();
+	if (r < 0)
+		return fail("the floor service", r), r;
 	r = harness_open_client(&h, &client);
 	if (r >= 0)
 		r = harness_open_client(&h, &holder);
 	if (r >= 0)
-		r = match_own_released(client, &released_seen);
+		r = match_own_released(client, &daemon_service, &released_seen);
+	if (r >= 0)
+		r = match_own_released(client, &floor_service, &released_seen);
 	if (r < 0)
 		return fail("client connection", r), r;
 
@@ -1023,6 +1181,10 @@ int main(int argc, char *argv[])
 		close(held_fds[--n_held]);
 	if (r < 0 || broken)
 		harness_show_log(&h, "daemon.log");
+	if (floor_pid > 0) {
+		kill(floor_pid, SIGTERM);
+		waitpid(floor_pid, NULL, 0);
+	}
 	fake_systemd_stop(&sd);
 	harness_stop(&h);
 	return r < 0 || broken ? 1 : 0;

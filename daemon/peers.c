@@ -60,6 +60,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	x = peer_find(p, name);
 	if (!x)
 		return 0;
+	log_debug("Forgetting the credentials of %s: it left the bus", name);
 	/* The answer in flight still comes; its calls are dispatched and the entry goes then. */
 	if (x->query)
 		x->gone = true;
@@ -112,6 +113,8 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
 	(void)ret_error;
 	x->query = sd_bus_slot_unref(x->query);
 	x->known = r >= 0;
+	if (x->known)
+		log_debug("Credentials of %s: uid %u, pid %d", x->name, (unsigned)x->uid, (int)x->pid);
 	for (unsigned i = 0; i < x->n_waiting; i++) {
 		sd_bus_message *m = x->waiting[i];
 

@@ -40,6 +40,26 @@ static void lease_free(struct lease *x)
 	free(x);
 }
 
+/* Every entry is on the list of all (l->stats), the idle ones also on the idle list: both most recent first. */
+static void all_unlink(struct leases *l, struct lease_stats *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		l->stats = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+}
+
+static void all_push_front(struct leases *l, struct lease_stats *s)
+{
+	s->next = l->stats;
+	if (l->stats)
+		l->stats->prev = s;
+	l->stats = s;
+}
+
 static void idle_unlink(struct leases *l, struct lease_stats *s)
 {
 	if (s->idle_prev)
@@ -53,38 +73,30 @@ static void idle_unlink(struct leases *l, struct lease_stats *s)
 	s->idle_prev = s->idle_next = NULL;
 }
 
+static void idle_push_front(struct leases *l, struct lease_stats *s)
+{
+	s->idle_next = l->idle_head;
+	if (l->idle_head)
+		l->idle_head->idle_prev = s;
+	else
+		l->idle_tail = s;
+	l->idle_head = s;
+}
+
 /* s just changed: first in the list of all, and first among the idle ones if it is idle. */
 static void stats_touch(struct leases *l, struct lease_stats *s, bool was_idle)
 {
-	if (l->stats != s) {
-		s->prev->next = s->next;
-		if (s->next)
-			s->next->prev = s->prev;
-		s->prev = NULL;
-		s->next = l->stats;
-		l->stats->prev = s;
-		l->stats = s;
-	}
+	all_unlink(l, s);
+	all_push_front(l, s);
 	if (was_idle)
 		idle_unlink(l, s);
-	if (s->active == 0) {
-		s->idle_next = l->idle_head;
-		if (l->idle_head)
-			l->idle_head->idle_prev = s;
-		else
-			l->idle_tail = s;
-		l->idle_head = s;
-	}
+	if (s->active == 0)
+		idle_push_front(l, s);
 }
 
 static void stats_free(struct leases *l, struct lease_stats *s)
 {
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		l->stats = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
+	all_unlink(l, s);
 	if (s->active == 0)
 		idle_unlink(l, s);
 	hash_remove(&l->stats_by_name, &s->by_name);
@@ -126,12 +138,9 @@ static struct lease_stats *stats_new(struct leases *l, const char *name)
 		free(s);
 		return NULL;
 	}
-	s->next = l->stats;
-	if (l->stats)
-		l->stats->prev = s;
-	l->stats = s;
+	all_push_front(l, s);
+	idle_push_front(l, s);
 	l->n_stats++;
-	stats_touch(l, s, false);
 	return s;
 }
 

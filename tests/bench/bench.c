@@ -29,6 +29,7 @@
 #include "fake-systemd.h"
 #include "fixture.h"
 #include "macro.h"
+#include "percentile.h"
 #include "time-util.h"
 
 /*
@@ -75,37 +76,6 @@ static void fail(const char *what, int r)
 {
 	fprintf(stderr, "bench: %s: %s\n", what, strerror(r < 0 ? -r : r));
 	broken = true;
-}
-
-static int cmp_usec(const void *a, const void *b)
-{
-	usec_t x = *(const usec_t *)a, y = *(const usec_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct stats {
-	usec_t p50, p99, max;
-	unsigned n;
-};
-
-static struct stats stats_of(const usec_t *v, unsigned n)
-{
-	usec_t *s;
-	struct stats st = { .n = n };
-
-	if (n == 0)
-		return st;
-	s = malloc(n * sizeof(*s));
-	if (!s)
-		return st;
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_usec);
-	st.p50 = s[n / 2];
-	st.p99 = s[MIN(n - 1, (size_t)n * 99 / 100)];
-	st.max = s[n - 1];
-	free(s);
-	return st;
 }
 
 /*
@@ -286,7 +256,7 @@ static void print_header(const char *title, unsigned n)
 	printf("  %-56s %9s %9s %9s %9s\n", "", "p50", "p99", "p50/ping", "p99/ping");
 }
 
-static void print_row(const char *what, struct stats s, struct stats ping)
+static void print_row(const char *what, struct percentiles s, struct percentiles ping)
 {
 	printf("  %-56s %9" PRIu64 " %9" PRIu64 " %9.2f %9.2f\n", what, (uint64_t)s.p50, (uint64_t)s.p99,
 	       ping.p50 ? (double)s.p50 / (double)ping.p50 : 0, ping.p99 ? (double)s.p99 / (double)ping.p99 : 0);
@@ -294,17 +264,17 @@ static void print_row(const char *what, struct stats s, struct stats ping)
 
 static void print_round(const char *who, const struct round *rd)
 {
-	struct stats p = stats_of(rd->ping, rd->n);
+	struct percentiles p = percentiles_of(rd->ping, rd->n);
 	char what[96];
 
 	snprintf(what, sizeof(what), "%s: Peer.Ping", who);
 	print_row(what, p, p);
 	snprintf(what, sizeof(what), "%s: AcquireWakeLock + close, to the reply", who);
-	print_row(what, stats_of(rd->reply, rd->n), p);
+	print_row(what, percentiles_of(rd->reply, rd->n), p);
 	snprintf(what, sizeof(what), "%s: ... to WakeLockReleased", who);
-	print_row(what, stats_of(rd->signal, rd->n), p);
+	print_row(what, percentiles_of(rd->signal, rd->n), p);
 	snprintf(what, sizeof(what), "%s:   of which close -> WakeLockReleased", who);
-	print_row(what, stats_of(rd->close_to_signal, rd->n), p);
+	print_row(what, percentiles_of(rd->close_to_signal, rd->n), p);
 }
 
 /* autosleepd and the floor in blocks of 100 iterations taken in turn, so both see the same load. */
@@ -675,7 +645,7 @@ struct shared {
 	int errors;
 };
 
-static int bench_clients(unsigned clients, unsigned per_client, struct stats *ret_reply, struct stats *ret_signal,
+static int bench_clients(unsigned clients, unsigned per_client, struct percentiles *ret_reply, struct percentiles *ret_signal,
 			 double *ret_rate)
 {
 	struct shared *sh;
@@ -732,8 +702,8 @@ static int bench_clients(unsigned clients, unsigned per_client, struct stats *re
 	close(go[0]);
 	close(ready[0]);
 	if (r >= 0) {
-		*ret_reply = stats_of(sh->reply, clients * per_client);
-		*ret_signal = stats_of(sh->signal, clients * per_client);
+		*ret_reply = percentiles_of(sh->reply, clients * per_client);
+		*ret_signal = percentiles_of(sh->signal, clients * per_client);
 	}
 	munmap(sh, sizeof(*sh));
 	return r;
@@ -795,7 +765,7 @@ static int bench_list(unsigned calls)
 	n_pings = shm->n;
 	pings = shm->v;
 	if (r >= 0) {
-		struct stats l = stats_of(list, calls), p = stats_of(pings, n_pings);
+		struct percentiles l = percentiles_of(list, calls), p = percentiles_of(pings, n_pings);
 
 		printf("  ListWakeLocks with %u locks: p50 %" PRIu64 " us, max %" PRIu64 " us (%u calls)\n", n_held,
 		       (uint64_t)l.p50, (uint64_t)l.max, calls);
@@ -1021,7 +991,7 @@ static int section_clients(void)
 	for (unsigned k = 0; k < 2; k++) {
 		unsigned c = k == 0 ? 1 : arg.clients;
 		unsigned per = arg.smoke ? 10 : MIN(1000u, MAX(20u, 4000u / c));
-		struct stats a = {}, s = {};
+		struct percentiles a = {}, s = {};
 		double rate = 0;
 
 		r = bench_clients(c, per, &a, &s, &rate);
@@ -1049,7 +1019,7 @@ static int section_scaling(void)
 	       "signal p50", "sig/ping", "reply p50 / first row");
 	for (unsigned k = 0; k < ELEMENTSOF(arg.holds); k++) {
 		struct round rd;
-		struct stats p, a, s;
+		struct percentiles p, a, s;
 
 		r = hold_up_to(arg.holds[k]);
 		if (r < 0)
@@ -1060,9 +1030,9 @@ static int section_scaling(void)
 			round_free(&rd);
 			return fail("scaling", r), r;
 		}
-		p = stats_of(rd.ping, rd.n);
-		a = stats_of(rd.reply, rd.n);
-		s = stats_of(rd.signal, rd.n);
+		p = percentiles_of(rd.ping, rd.n);
+		a = percentiles_of(rd.reply, rd.n);
+		s = percentiles_of(rd.signal, rd.n);
 		round_free(&rd);
 		if (k == 0) {
 			first = (double)a.p50;

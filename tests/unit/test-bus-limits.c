@@ -151,6 +151,9 @@ static void test_cap_at_unit_limit(void **state)
 	}
 	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
 		.config = "[WakeLocks]\nStartupHoldSec=0\n", .log = "unitcap.log", .nofile = 16640 }) > 0);
+	/* Logged once the name is taken, which is when the harness returns: wait for it. */
+	for (int i = 0; i < 500 && harness_count_in_log(&h, "unitcap.log", "D-Bus wake locks") == 0; i++)
+		usleep(10000);
 	assert_int_equal(harness_count_in_log(&h, "unitcap.log", "Up to 16384 D-Bus wake locks"), 1);
 	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
 }

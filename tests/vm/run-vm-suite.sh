@@ -6,9 +6,10 @@
 # WireGuard keys and not reseed the crng on every autosleepd cycle, and a
 # held lock must block suspend; the control kernel must show the opposite.
 # Then the promises of the unit and the lease path under systemd: the
-# sandbox from inside, polkit, a SIGKILLed and a SIGSTOPped daemon, and
-# acquires racing pm_test cycles. Appends "passed failed" per boot to
-# --counts FILE.
+# sandbox from inside, polkit, a SIGKILLed and a SIGSTOPped daemon,
+# acquires racing pm_test cycles, and the benchmark rows that need the real
+# bus, logind and kernel (bench: numbers only, it fails only if it breaks).
+# Appends "passed failed" per boot to --counts FILE.
 #
 #   --cycles N         wireguard-and-crng cycles per kernel (default 5)
 #   --scenarios LIST   only these guest scenarios (comma-separated) on the
@@ -29,7 +30,7 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,sandbox,polkit,daemon-crash,watchdog,pm-test-race
+	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench
 	race=100
 	timeout=1800
 	while [ $# -gt 0 ]; do

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "lease-store.h"
+#include "peers.h"
 #include "polkit.h"
 
 /* Properties that change together are sent in one PropertiesChanged per loop iteration. */
@@ -31,6 +32,9 @@ struct bus {
 	unsigned n_locks;
 	unsigned changed;     /* bit per changed_names[] entry */
 	sd_event_source *changed_source;
+	unsigned n_locks_announced; /* NWakeLocks as last sent */
+	struct peers *peers;
+	bool acquiring;       /* in AcquireWakeLock: its caller hears of the lock first */
 };
 
 /*
@@ -122,6 +126,20 @@ void bus_emit_resumed(struct bus *b, const struct suspend_report *rep)
 				 rep->result == SUSPEND_SUCCESS);
 }
 
+void bus_announce_n_locks(struct bus *b)
+{
+	if (!b || b->manager->leases.n == b->n_locks_announced)
+		return;
+	b->n_locks_announced = b->manager->leases.n;
+	bus_emit_changed(b, "NWakeLocks");
+}
+
+static void bus_emit_acquired(struct bus *b, const struct lease *x)
+{
+	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockAcquired", "sssu", x->name, x->why, x->owner,
+				 (uint32_t)x->uid);
+}
+
 /* The registry's events, for every lease whoever took it: signals and the D-Bus side of ours. */
 static void on_lease_event(struct leases *ls, enum lease_event ev, struct lease *x, const char *reason, void *userdata)
 {
@@ -131,19 +149,19 @@ static void on_lease_event(struct leases *ls, enum lease_event ev, struct lease 
 	(void)ls;
 	switch (ev) {
 	case LEASE_ACQUIRED:
-		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockAcquired", "sssu", x->name, x->why,
-					 x->owner, (uint32_t)x->uid);
-		bus_emit_changed(b, "NWakeLocks");
+		/* AcquireWakeLock announces its own lock after the reply. */
+		if (!b->acquiring)
+			bus_emit_acquired(b, x);
 		break;
 	case LEASE_RELEASED:
+		/* The signal first: whoever waits for it need not wait for the bookkeeping. */
+		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
+					 reason);
 		if (l && l->bus == b) {
 			lease_store_forget(b->store, x->id);
 			x->data = bus_lock_free(l);
 			b->n_locks--;
 		}
-		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
-					 reason);
-		bus_emit_changed(b, "NWakeLocks");
 		break;
 	case LEASE_HELD:
 	case LEASE_UNHELD:
@@ -215,25 +233,6 @@ static int validate_why(const char *why, sd_bus_error *error)
 	return 0;
 }
 
-static int sender_creds(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid)
-{
-	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
-	uid_t uid;
-	pid_t pid = 0;
-	int r;
-
-	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID | SD_BUS_CREDS_AUGMENT, &c);
-	if (r < 0)
-		return r;
-	r = sd_bus_creds_get_euid(c, &uid);
-	if (r < 0)
-		return r;
-	(void)sd_bus_creds_get_pid(c, &pid);
-	*ret_uid = uid;
-	*ret_pid = pid;
-	return 0;
-}
-
 static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	struct manager *mgr = userdata;
@@ -255,9 +254,10 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	r = validate_why(why, error);
 	if (r < 0)
 		return r;
-	r = sender_creds(m, &uid, &pid);
-	if (r < 0)
-		return r;
+	/* Asked of the bus once per client, without waiting: the call comes round again if needed. */
+	r = peers_get(b->peers, m, &uid, &pid);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	if (uid != 0) {
 		/* Without polkit, wake locks stay open to all: the quota still bounds each user. */
 		r = polkit_verify(&b->polkit, m, "org.autosleep1.acquire-wake-lock", true, error);
@@ -276,22 +276,26 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return negative_errno();
 	client_fd = p[1];
+	b->acquiring = true;
 	r = manager_acquire(mgr, &(struct lease_spec){ .name = name, .owner = sd_bus_message_get_sender(m), .why = why,
 						     .uid = uid, .pid = pid,
 						     .deadline = manager_deadline(timeout) },
 			    &x);
+	b->acquiring = false;
 	if (r < 0) {
 		safe_close(p[0]);
 		return r;
 	}
 	r = bus_lock_attach(b, x, p[0]);
 	if (r >= 0) {
+		/* Stored before the reply: a lock the client was given is never lost to a restart. */
 		r = lease_store_save(b->store, x, ((struct bus_lock *)x->data)->fd);
 		if (r < 0)
 			log_warning_errno(r, "Failed to store wake lock '%s' for restarts: %m; it ends if the daemon does",
 					  x->name);
 		r = sd_bus_reply_method_return(m, "h", client_fd);
 	}
+	bus_emit_acquired(b, x);
 	if (r < 0) {
 		/* The client will never see its fd: do not leak the lease. */
 		leases_release_lease(&mgr->leases, x, "failed");
@@ -327,11 +331,9 @@ static int method_release_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	return sd_bus_reply_method_return(m, "");
 }
 
-/* Deadlines are kept on CLOCK_BOOTTIME; clients want wall-clock times. */
-static uint64_t boottime_to_realtime(usec_t t)
+/* Deadlines are kept on CLOCK_BOOTTIME; clients want wall-clock times. b and r: both clocks now. */
+static uint64_t boottime_to_realtime(usec_t t, usec_t b, usec_t r)
 {
-	usec_t b = now(CLOCK_BOOTTIME), r = now(CLOCK_REALTIME);
-
 	if (t == USEC_INFINITY)
 		return 0;
 	return t >= b ? r + (t - b) : r - MIN(r, b - t);
@@ -341,6 +343,7 @@ static int method_list_wake_locks(sd_bus_message *m, void *userdata, sd_bus_erro
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	struct manager *mgr = userdata;
+	usec_t boot = now(CLOCK_BOOTTIME), real = now(CLOCK_REALTIME);
 	int r;
 
 	(void)error;
@@ -352,7 +355,8 @@ static int method_list_wake_locks(sd_bus_message *m, void *userdata, sd_bus_erro
 		return r;
 	for (struct lease *x = mgr->leases.head; x; x = x->next) {
 		r = sd_bus_message_append(reply, "(sssuutt)", x->name, x->why, x->owner, (uint32_t)x->uid,
-					  (uint32_t)x->pid, (uint64_t)x->since_realtime, boottime_to_realtime(x->deadline));
+					  (uint32_t)x->pid, (uint64_t)x->since_realtime,
+					  boottime_to_realtime(x->deadline, boot, real));
 		if (r < 0)
 			return r;
 	}
@@ -363,7 +367,7 @@ static int method_list_wake_locks(sd_bus_message *m, void *userdata, sd_bus_erro
 		/* The activity hold timed by the kernel is a lock like any other to the user. */
 		if (activity_kernel_hold(mgr->activity, &name, &since, &until)) {
 			r = sd_bus_message_append(reply, "(sssuutt)", name, "user input", "autosleepd", 0u, (uint32_t)getpid(),
-						  boottime_to_realtime(since), boottime_to_realtime(until));
+						  boottime_to_realtime(since, boot, real), boottime_to_realtime(until, boot, real));
 			if (r < 0)
 				return r;
 		}
@@ -462,9 +466,9 @@ static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *e
 	pid_t pid;
 	int r;
 
-	r = sender_creds(m, &uid, &pid);
-	if (r < 0)
-		return r;
+	r = peers_get(mgr->bus->peers, m, &uid, &pid);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	if (uid != 0) {
 		r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
 		if (r <= 0)
@@ -603,6 +607,8 @@ int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct
 	if (r >= 0)
 		r = sd_event_source_set_enabled(b->changed_source, SD_EVENT_OFF);
 	if (r >= 0)
+		r = peers_new(b->bus, &b->peers);
+	if (r >= 0)
 		r = leases_observe(&m->leases, on_lease_event, b);
 	if (r < 0)
 		goto fail;
@@ -614,6 +620,7 @@ int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct
 	r = lease_store_restore(b->store, stored, restore_one, b);
 	if (r > 0)
 		log_notice("Restored %d wake lock%s held across the restart", r, r == 1 ? "" : "s");
+	b->n_locks_announced = m->leases.n;
 	r = sd_bus_request_name(b->bus, BUS_NAME, 0);
 	if (r < 0) {
 		m->bus = NULL;
@@ -645,6 +652,7 @@ struct bus *bus_free(struct bus *b, bool keep_stored)
 		x->data = bus_lock_free(l);
 	}
 	sd_event_source_disable_unref(b->changed_source);
+	peers_free(b->peers);
 	polkit_registry_free(b->polkit);
 	lease_store_free(b->store);
 	sd_bus_flush_close_unref(b->bus);

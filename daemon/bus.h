@@ -3,6 +3,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "config.h"
 #include "leases.h"
 #include "suspender.h"
 
@@ -12,7 +13,7 @@
 #define BUS_ERROR_NO_SUCH_WAKE_LOCK "org.autosleep1.Error.NoSuchWakeLock"
 
 /* Upper bound on leases from all D-Bus clients together, whatever the per-user quota; lowered to fit RLIMIT_NOFILE. */
-#define BUS_LOCKS_MAX 4096
+#define BUS_LOCKS_MAX WAKE_LOCKS_MAX
 
 struct manager;
 struct bus;
@@ -34,5 +35,7 @@ bool bus_leases_persist(struct bus *b);
 
 /* All of these accept b == NULL (running without a bus). */
 void bus_emit_changed(struct bus *b, const char *property);
+/* NWakeLocks, if it differs from what was announced last (the manager calls this once the count settled). */
+void bus_announce_n_locks(struct bus *b);
 void bus_emit_suspending(struct bus *b);
 void bus_emit_resumed(struct bus *b, const struct suspend_report *rep);

@@ -264,7 +264,7 @@ static int parse_lock_limit(const struct config_key *k, const char *value, void 
 	int r;
 
 	r = parse_unsigned(k, value, &v, problem, size);
-	if (r < 0 || v < 1 || v > 4096)
+	if (r < 0 || v < 1 || v > WAKE_LOCKS_MAX)
 		return -EINVAL;
 	*(unsigned *)field = v;
 	return 0;
@@ -321,7 +321,7 @@ static const struct config_key config_keys[_CONFIG_KEY_MAX] = {
 	KEY(CONFIG_KEY_SHORT_SUSPEND, "Backoff", "ShortSuspendSec", parse_usec, short_suspend,
 	    "a time span up to 24h, 0 to turn it off", .min = 0, .max = CONFIG_TIME_MAX),
 	KEY(CONFIG_KEY_MAX_PER_USER, "WakeLocks", "MaxPerUser", parse_lock_limit, max_locks_per_user,
-	    "a whole number from 1 to 4096"),
+	    "a whole number from 1 to 16384"),
 	KEY(CONFIG_KEY_STARTUP_HOLD, "WakeLocks", "StartupHoldSec", parse_usec, startup_hold,
 	    "a time span up to 24h, 0 to not hold", .min = 0, .max = CONFIG_TIME_MAX),
 	KEY(CONFIG_KEY_IDLE_TIMEOUT, "Activity", "IdleTimeoutSec", parse_usec, idle_timeout,

@@ -108,6 +108,14 @@ int config_load(struct config *c, const char *path, bool must_exist, const char 
 /* Checks that need more than one key; logs what is wrong, naming where the keys were set. */
 int config_verify(const struct config *c);
 
+/*
+ * The most wake locks the daemon holds for D-Bus clients, all of them
+ * together, and so the most MaxPerUser= allows. Each costs the daemon an fd
+ * and about 700 bytes, the kernel a pipe, and the fd store a copy: the unit's
+ * LimitNOFILE= and FileDescriptorStoreMax= are sized for it.
+ */
+#define WAKE_LOCKS_MAX 16384
+
 /* The one rule for wake lock names, from the config file and from D-Bus alike. */
 #define WAKE_LOCK_NAME_MAX 64
 /* 0 if valid; else -EINVAL and a sentence saying what is wrong in ret_problem. */

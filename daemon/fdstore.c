@@ -9,12 +9,11 @@
 #include "fdstore.h"
 #include "log.h"
 #include "macro.h"
+#include "notify.h"
 
 bool fdstore_available(void)
 {
-	const char *e = getenv("NOTIFY_SOCKET");
-
-	return e && *e;
+	return notify_available();
 }
 
 int fdstore_receive(struct fdstore *s)
@@ -77,19 +76,14 @@ int fdstore_push(const char *name, int fd)
 	char msg[128];
 	int r;
 
-	if (!fdstore_available())
-		return 0;
 	snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s", name);
-	r = sd_pid_notify_with_fds(0, false, msg, &fd, 1);
+	r = notify_send(msg, &fd, 1);
 	return r < 0 ? r : 0;
 }
 
 int fdstore_remove(const char *name)
 {
-	int r;
+	int r = notify_sendf("FDSTOREREMOVE=1\nFDNAME=%s", name);
 
-	if (!fdstore_available())
-		return 0;
-	r = sd_notifyf(false, "FDSTOREREMOVE=1\nFDNAME=%s", name);
 	return r < 0 ? r : 0;
 }

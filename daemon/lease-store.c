@@ -71,7 +71,7 @@ static void fd_name(char *buf, size_t size, uint64_t id)
 
 int lease_store_save(struct lease_store *s, const struct lease *x, int fd)
 {
-	char name[32], tmp[48], rec[RECORD_MAX];
+	char name[32], rec[RECORD_MAX];
 	_cleanup_close_ int f = -EBADF;
 	int n, r;
 
@@ -84,18 +84,19 @@ int lease_store_save(struct lease_store *s, const struct lease *x, int fd)
 		     (uint64_t)x->since_realtime, (uint64_t)x->deadline);
 	if (n < 0 || (size_t)n >= sizeof(rec))
 		return -E2BIG;
+	/*
+	 * The record first, then the fd: a restart finds no fd without its
+	 * record. Written in place, without a rename: one killed before the
+	 * write is complete has no fd in the store yet, and the next instance
+	 * drops it either way (an unparsable record, or a record without fd).
+	 */
 	snprintf(name, sizeof(name), "%" PRIu64, x->id);
-	snprintf(tmp, sizeof(tmp), ".%" PRIu64 ".tmp", x->id);
-	f = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	f = openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (f < 0)
 		return negative_errno();
-	if (write(f, rec, (size_t)n) != n)
+	if (write(f, rec, (size_t)n) != n) {
+		(void)unlinkat(s->dir_fd, name, 0);
 		return -EIO;
-	/* The record first, then the fd: a restart finds no fd without its record. */
-	if (renameat(s->dir_fd, tmp, s->dir_fd, name) < 0) {
-		r = negative_errno();
-		(void)unlinkat(s->dir_fd, tmp, 0);
-		return r;
 	}
 	fd_name(name, sizeof(name), x->id);
 	r = fdstore_push(name, fd);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,8 @@ static void lease_free(struct lease *x)
 	free(x);
 }
 
-static void stats_unlink(struct leases *l, struct lease_stats *s)
+/* Every entry is on the list of all (l->stats), the idle ones also on the idle list: both most recent first. */
+static void all_unlink(struct leases *l, struct lease_stats *s)
 {
 	if (s->prev)
 		s->prev->next = s->next;
@@ -49,32 +52,75 @@ static void stats_unlink(struct leases *l, struct lease_stats *s)
 	s->prev = s->next = NULL;
 }
 
-static void stats_push_front(struct leases *l, struct lease_stats *s)
+static void all_push_front(struct leases *l, struct lease_stats *s)
 {
-	s->prev = NULL;
 	s->next = l->stats;
 	if (l->stats)
 		l->stats->prev = s;
 	l->stats = s;
 }
 
+static void idle_unlink(struct leases *l, struct lease_stats *s)
+{
+	if (s->idle_prev)
+		s->idle_prev->idle_next = s->idle_next;
+	else
+		l->idle_head = s->idle_next;
+	if (s->idle_next)
+		s->idle_next->idle_prev = s->idle_prev;
+	else
+		l->idle_tail = s->idle_prev;
+	s->idle_prev = s->idle_next = NULL;
+}
+
+static void idle_push_front(struct leases *l, struct lease_stats *s)
+{
+	s->idle_next = l->idle_head;
+	if (l->idle_head)
+		l->idle_head->idle_prev = s;
+	else
+		l->idle_tail = s;
+	l->idle_head = s;
+}
+
+/* s just changed: first in the list of all, and first among the idle ones if it is idle. */
+static void stats_touch(struct leases *l, struct lease_stats *s, bool was_idle)
+{
+	all_unlink(l, s);
+	all_push_front(l, s);
+	if (was_idle)
+		idle_unlink(l, s);
+	if (s->active == 0)
+		idle_push_front(l, s);
+}
+
+static void stats_free(struct leases *l, struct lease_stats *s)
+{
+	all_unlink(l, s);
+	if (s->active == 0)
+		idle_unlink(l, s);
+	hash_remove(&l->stats_by_name, &s->by_name);
+	l->n_stats--;
+	free(s->name);
+	free(s);
+}
+
 void leases_done(struct leases *l)
 {
 	struct lease *x;
-	struct lease_stats *s;
 
 	while ((x = l->head)) {
 		l->head = x->next;
 		lease_free(x);
 	}
-	while ((s = l->stats)) {
-		stats_unlink(l, s);
-		free(s->name);
-		free(s);
-	}
+	while (l->stats)
+		stats_free(l, l->stats);
+	hash_done(&l->stats_by_name);
+	free(l->uids);
 	*l = (struct leases){};
 }
 
+/* A new entry, idle until the caller counts a lease in it. */
 static struct lease_stats *stats_new(struct leases *l, const char *name)
 {
 	struct lease_stats *s = calloc(1, sizeof(*s));
@@ -86,54 +132,92 @@ static struct lease_stats *stats_new(struct leases *l, const char *name)
 		free(s);
 		return NULL;
 	}
-	stats_push_front(l, s);
+	s->by_name.key = s->name;
+	if (hash_insert(&l->stats_by_name, &s->by_name) < 0) {
+		free(s->name);
+		free(s);
+		return NULL;
+	}
+	all_push_front(l, s);
+	idle_push_front(l, s);
 	l->n_stats++;
 	return s;
 }
 
+static struct lease_stats *stats_lookup(const struct leases *l, const char *name)
+{
+	struct hash_node *n = hash_lookup(&l->stats_by_name, name);
+
+	return n ? hash_entry(n, struct lease_stats, by_name) : NULL;
+}
+
 static struct lease_stats *stats_get(struct leases *l, const char *name)
 {
-	struct lease_stats *s, *victim = NULL, *other = NULL;
+	struct lease_stats *s = stats_lookup(l, name);
 
-	for (s = l->stats; s; s = s->next)
-		if (strcmp(s->name, name) == 0) {
-			/* Keep the list ordered by last change so eviction finds the oldest. */
-			stats_unlink(l, s);
-			stats_push_front(l, s);
-			return s;
-		}
-
+	if (s) {
+		/* Keep the lists ordered by last change so eviction finds the oldest. */
+		stats_touch(l, s, s->active == 0);
+		return s;
+	}
 	if (l->n_stats >= LEASES_STATS_MAX) {
-		for (s = l->stats; s; s = s->next) {
-			if (s->active == 0)
-				victim = s;
-			if (strcmp(s->name, LEASES_STATS_OTHER) == 0)
-				other = s;
-		}
 		/* Every name in use: count this one with the other overflowing names. */
-		if (!victim) {
-			if (other) {
-				stats_unlink(l, other);
-				stats_push_front(l, other);
-				return other;
+		if (!l->idle_tail) {
+			s = stats_lookup(l, LEASES_STATS_OTHER);
+			if (s) {
+				stats_touch(l, s, s->active == 0);
+				return s;
 			}
 			/* The bound is exceeded by one entry, once. */
 			return stats_new(l, LEASES_STATS_OTHER);
 		}
-		stats_unlink(l, victim);
-		free(victim->name);
-		free(victim);
-		l->n_stats--;
+		stats_free(l, l->idle_tail);
 	}
 	return stats_new(l, name);
 }
 
 const struct lease_stats *leases_stats_find(const struct leases *l, const char *name)
 {
-	for (const struct lease_stats *s = l->stats; s; s = s->next)
-		if (strcmp(s->name, name) == 0)
-			return s;
+	return stats_lookup(l, name);
+}
+
+static struct leases_uid *uid_find(struct leases *l, uid_t uid)
+{
+	for (unsigned i = 0; i < l->n_uids; i++)
+		if (l->uids[i].uid == uid)
+			return &l->uids[i];
 	return NULL;
+}
+
+static int uid_count(struct leases *l, uid_t uid)
+{
+	struct leases_uid *u = uid_find(l, uid);
+
+	if (!u) {
+		if (l->n_uids == l->size_uids) {
+			unsigned size = l->size_uids ? l->size_uids * 2 : 8;
+			struct leases_uid *n = realloc(l->uids, size * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			l->uids = n;
+			l->size_uids = size;
+		}
+		u = &l->uids[l->n_uids++];
+		*u = (struct leases_uid){ .uid = uid };
+	}
+	u->n++;
+	return 0;
+}
+
+static void uid_uncount(struct leases *l, uid_t uid)
+{
+	struct leases_uid *u = uid_find(l, uid);
+
+	assert(u && u->n > 0);
+	/* Drop uids that hold nothing, so the array stays as short as the list of holders. */
+	if (--u->n == 0)
+		*u = l->uids[--l->n_uids];
 }
 
 int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct lease **ret)
@@ -151,8 +235,13 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 		lease_free(x);
 		return -ENOMEM;
 	}
+	if (uid_count(l, spec->uid) < 0) {
+		lease_free(x);
+		return -ENOMEM;
+	}
 	s = stats_get(l, spec->name);
 	if (!s) {
+		uid_uncount(l, spec->uid);
 		lease_free(x);
 		return -ENOMEM;
 	}
@@ -179,8 +268,9 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 	l->n++;
 
 	x->stats = s;
+	if (s->active++ == 0)
+		idle_unlink(l, s);
 	s->count++;
-	s->active++;
 	s->last_change = l->now(CLOCK_REALTIME);
 
 	/* Held first: the machine is kept awake before anyone hears of the lease. */
@@ -218,12 +308,9 @@ struct lease *leases_find(struct leases *l, uint64_t id)
 
 unsigned leases_count_uid(struct leases *l, uid_t uid)
 {
-	unsigned n = 0;
+	struct leases_uid *u = uid_find(l, uid);
 
-	for (struct lease *x = l->head; x; x = x->next)
-		if (x->uid == uid)
-			n++;
-	return n;
+	return u ? u->n : 0;
 }
 
 void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
@@ -242,11 +329,11 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 		l->tail = x->prev;
 	l->n--;
 
+	uid_uncount(l, x->uid);
 	held = usec_sub_unsigned(l->now(CLOCK_BOOTTIME), x->since);
 	s = x->stats;
-	stats_unlink(l, s);
-	stats_push_front(l, s);
 	s->active--;
+	stats_touch(l, s, false);
 	s->total = usec_add(s->total, held);
 	if (held > s->max)
 		s->max = held;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hash.h"
 #include "time-util.h"
 
 /*
@@ -50,7 +51,10 @@ struct lease_stats {
 	usec_t total;       /* summed hold time of released leases */
 	usec_t max;
 	usec_t last_change; /* CLOCK_REALTIME */
-	struct lease_stats *prev, *next;
+	struct lease_stats *prev, *next; /* every entry, most recently changed first */
+	/* Inactive entries only, most recently changed first: the last is evicted first. */
+	struct lease_stats *idle_prev, *idle_next;
+	struct hash_node by_name;
 };
 
 /*
@@ -78,12 +82,26 @@ typedef void (*leases_observer_fn)(struct leases *l, enum lease_event ev, struct
 /* The daemon has four observers; tests add one. */
 #define LEASES_OBSERVERS_MAX 8
 
+/* How many leases one uid holds; there are few uids, so a short array. */
+struct leases_uid {
+	uid_t uid;
+	unsigned n;
+};
+
+/*
+ * Acquiring and releasing cost the same however many leases are held: the
+ * per-uid counts and the statistics are looked up, never walked.
+ */
 struct leases {
 	struct lease *head, *tail;
 	unsigned n;
 	uint64_t next_id;
 	struct lease_stats *stats; /* most recently changed first */
+	struct lease_stats *idle_head, *idle_tail;
+	struct hash stats_by_name;
 	unsigned n_stats;
+	struct leases_uid *uids;
+	unsigned n_uids, size_uids;
 	struct {
 		leases_observer_fn fn;
 		void *userdata;

@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 
 #include "activity.h"
 #include "bus.h"
@@ -18,6 +17,7 @@
 #include "fdstore.h"
 #include "macro.h"
 #include "manager.h"
+#include "notify.h"
 #include "sysfs.h"
 #include "wakelock.h"
 
@@ -27,11 +27,53 @@
 /* How long SIGTERM waits for the thread before exiting regardless. */
 #define STOP_TIMEOUT (800 * USEC_PER_MSEC)
 
+/*
+ * The lease count is shown (STATUS=, the NWakeLocks property) once it has
+ * not changed for this long, and only if it differs from what was shown: a
+ * client that takes a lock and drops it again within the window costs
+ * neither a notification nor a PropertiesChanged, a burst of locks one of
+ * each. WakeLockAcquired and WakeLockReleased still come at once, per lock.
+ */
+#define SETTLE_DELAY (50 * USEC_PER_MSEC)
+
 static void manager_update_status(struct manager *m)
 {
-	sd_notifyf(false, "STATUS=%s, %u lock%s held, %" PRIu64 " suspend%s",
-		   m->enabled ? strna(suspender_state_to_string(m->state)) : "disabled", m->leases.n, m->leases.n == 1 ? "" : "s",
-		   m->stats.results[SUSPEND_SUCCESS], m->stats.results[SUSPEND_SUCCESS] == 1 ? "" : "s");
+	m->status_n_leases = m->leases.n;
+	(void)notify_sendf("STATUS=%s, %u lock%s held, %" PRIu64 " suspend%s",
+			   m->enabled ? strna(suspender_state_to_string(m->state)) : "disabled", m->leases.n,
+			   m->leases.n == 1 ? "" : "s", m->stats.results[SUSPEND_SUCCESS],
+			   m->stats.results[SUSPEND_SUCCESS] == 1 ? "" : "s");
+}
+
+static int on_settled(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)usec;
+	if (m->leases.n != m->status_n_leases)
+		manager_update_status(m);
+	bus_announce_n_locks(m->bus);
+	return 0;
+}
+
+/* Restart nothing while armed: the window runs from the first change of a burst. */
+static void manager_count_changed(struct manager *m)
+{
+	int r;
+
+	if (m->settle_source && sd_event_source_get_enabled(m->settle_source, NULL) > 0)
+		return;
+	if (!m->settle_source)
+		r = sd_event_add_time_relative(m->event, &m->settle_source, CLOCK_MONOTONIC, SETTLE_DELAY,
+					       10 * USEC_PER_MSEC, on_settled, m);
+	else if ((r = sd_event_source_set_time_relative(m->settle_source, SETTLE_DELAY)) >= 0)
+		r = sd_event_source_set_enabled(m->settle_source, SD_EVENT_ONESHOT);
+	if (r < 0) {
+		/* Show it now rather than never. */
+		log_debug_errno(r, "Failed to arm the lease count timer: %m");
+		on_settled(NULL, 0, m);
+	}
 }
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata);
@@ -97,7 +139,6 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 		/* A barrier: returns once no state write is under way. */
 		suspender_set_blocked(m->suspender, true);
 		logind_set_held(m->logind, true);
-		manager_update_status(m);
 		break;
 	case LEASE_UNHELD:
 		suspender_set_blocked(m->suspender, false);
@@ -106,10 +147,10 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 			log_error_errno(r, "Failed to release the kernel lock (%s '%s'): %m",
 					kernel_lock_kind(m->kernel_lock), m->config.wake_lock_name);
 		logind_set_held(m->logind, false);
-		manager_update_status(m);
 		break;
 	case LEASE_ACQUIRED:
 		log_debug("Lease %" PRIu64 " '%s' acquired by %s: %s", x->id, x->name, strna(x->owner), strna(x->why));
+		manager_count_changed(m);
 		if (x->deadline < m->deadline_armed)
 			manager_arm_deadline(m, NULL);
 		break;
@@ -122,6 +163,7 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 			m->logind_lease = 0;
 		if (x->deadline != USEC_INFINITY && x->deadline <= m->deadline_armed)
 			manager_arm_deadline(m, x);
+		manager_count_changed(m);
 		break;
 	case _LEASE_EVENT_MAX:
 	case _LEASE_EVENT_INVALID:
@@ -403,7 +445,7 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 
 	(void)s;
 	log_info("Received %s, exiting", strsignal((int)si->ssi_signo));
-	sd_notify(false, "STOPPING=1");
+	(void)notify_send("STOPPING=1", NULL, 0);
 	return sd_event_exit(m->event, 0);
 }
 
@@ -654,7 +696,7 @@ int manager_run(struct manager *m)
 {
 	int r;
 
-	sd_notify(false, "READY=1");
+	(void)notify_send("READY=1", NULL, 0);
 	manager_update_status(m);
 	r = sd_event_loop(m->event);
 	if (r < 0)
@@ -690,10 +732,12 @@ struct manager *manager_free(struct manager *m)
 	m->bus = bus_free(m->bus, true);
 	leases_done(&m->leases);
 	sd_event_source_unref(m->deadline_source);
+	sd_event_source_disable_unref(m->settle_source);
 	sd_event_source_unref(m->suspender_source);
 	m->suspender = suspender_free(m->suspender);
 	m->kernel_lock = kernel_lock_free(m->kernel_lock);
 	sd_event_unref(m->event);
+	notify_close();
 	kconfig_done(&m->kconfig);
 	config_done(&m->config);
 	free(m);

@@ -51,6 +51,8 @@ struct manager {
 	struct leases leases;
 	sd_event_source *deadline_source;
 	usec_t deadline_armed; /* USEC_INFINITY when off */
+	sd_event_source *settle_source; /* the lease count settled: tell systemd and the bus */
+	unsigned status_n_leases;       /* the count STATUS= last showed */
 
 	struct suspender *suspender;
 	sd_event_source *suspender_source;

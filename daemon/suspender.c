@@ -536,7 +536,9 @@ void suspender_set_blocked(struct suspender *s, bool blocked)
 {
 	pthread_mutex_lock(&s->lock);
 	s->blocked = blocked;
-	pthread_cond_broadcast(&s->cond);
+	/* Only wait_unblocked() waits on this flag, and only for it to clear: taking a lease wakes nobody. */
+	if (!blocked)
+		pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	if (blocked)
 		gate_pass(s);

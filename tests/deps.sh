@@ -4,6 +4,8 @@
 
 deps_build=(build-essential autoconf automake pkg-config libsystemd-dev libevdev-dev zlib1g-dev xz-utils)
 deps_unit=(libcmocka-dev valgrind dbus-daemon systemd)
+# strace and dbus-monitor for the per-operation counts of tests/bench/run.sh
+deps_bench=(strace dbus-bin)
 # clang's libFuzzer runtime, for ./configure --enable-fuzzing and tests/fuzz/run.sh
 deps_fuzz=(clang libclang-rt-14-dev)
 deps_vm=(qemu-system-x86 mmdebstrap e2fsprogs python3 linux-source-6.1 flex bison bc libelf-dev libssl-dev

@@ -6,7 +6,9 @@
 #   2. unit suite under valgrind (make check), warnings are errors
 #   3. the threaded suspender tests built with ThreadSanitizer
 #   4. make distcheck
-#   5. VM suite: the autosleep kernel and the control kernel in QEMU TCG
+#   5. the benchmarks in smoke mode (tests/bench/run.sh --smoke): one test,
+#      failed only if a benchmark breaks, never on its numbers
+#   6. VM suite: the autosleep kernel and the control kernel in QEMU TCG
 # Ends with "N passed, N failed". Idempotent; installs what it needs.
 #
 #   --unit-only     skip the VM suite
@@ -23,14 +25,14 @@ main() {
 		case "$1" in
 		--unit-only) vm=0 ;;
 		--cycles) cycles=$2; shift ;;
-		-h|--help) sed -n '4,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
+		-h|--help) sed -n '4,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) echo "run-all.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 		shift
 	done
 
 	. "$top/tests/deps.sh"
-	install_deps build unit vm || exit 1
+	install_deps build unit bench vm || exit 1
 
 	builddir=${AUTOSLEEP_BUILDDIR:-$top/build}
 	logs=$builddir/logs
@@ -95,6 +97,15 @@ main() {
 	else
 		echo "  [distcheck] FAIL (see $logs/distcheck.log)"
 		tail -n 40 "$logs/distcheck.log"
+		count 0 1
+	fi
+	note "benchmarks, smoke mode"
+	if "$top/tests/bench/run.sh" --smoke --builddir "$builddir/valgrind" > "$logs/bench-smoke.log" 2>&1; then
+		echo "  [bench] PASS: tests/bench/run.sh --smoke (numbers in $logs/bench-smoke.log)"
+		count 1 0
+	else
+		echo "  [bench] FAIL (see $logs/bench-smoke.log)"
+		tail -n 30 "$logs/bench-smoke.log"
 		count 0 1
 	fi
 	t_unit=$(( $(date +%s) - t_start ))

@@ -40,7 +40,7 @@ static void check_accepted(const struct config *c)
 	FUZZ_CHECK(usec_to_nsec(c->resume_grace, &ns) == 0);
 	FUZZ_CHECK(c->backoff_multiplier >= 1.0 && c->backoff_multiplier <= BACKOFF_MULTIPLIER_MAX);
 	FUZZ_CHECK(c->backoff_flat_attempts <= 1000000);
-	FUZZ_CHECK(c->max_locks_per_user >= 1 && c->max_locks_per_user <= 4096);
+	FUZZ_CHECK(c->max_locks_per_user >= 1 && c->max_locks_per_user <= WAKE_LOCKS_MAX);
 	FUZZ_CHECK(wake_lock_name_is_valid(c->wake_lock_name));
 	FUZZ_CHECK(strlen(c->wake_lock_name) + strlen(".activity") <= WAKE_LOCK_NAME_MAX);
 

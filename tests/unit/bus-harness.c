@@ -134,7 +134,7 @@ bool harness_name_has_owner(sd_bus *b)
 pid_t harness_daemon_start(struct harness *h, const struct harness_daemon_opts *o)
 {
 	const char *daemon = getenv("AUTOSLEEPD");
-	char cfg[512], log[512];
+	char cfg[512], log[512], level[64];
 	sd_bus *b = NULL;
 	int status;
 
@@ -143,8 +143,9 @@ pid_t harness_daemon_start(struct harness *h, const struct harness_daemon_opts *
 	fixture_write(h->dir, "autosleep.conf", o->config ? o->config : "");
 	snprintf(cfg, sizeof(cfg), "%s/autosleep.conf", h->dir);
 	snprintf(log, sizeof(log), "%s/%s", h->dir, o->log ? o->log : "daemon.log");
+	snprintf(level, sizeof(level), "--log-level=%s", o->log_level ? o->log_level : "debug");
 	h->daemon_pid = spawn(h,
-			      (const char *const[]){ daemon, "--root", h->dir, "--config", cfg, "--log-level=debug",
+			      (const char *const[]){ daemon, "--root", h->dir, "--config", cfg, level,
 					  o->real ? NULL : "--dry-run", NULL },
 			      log, o);
 	if (h->daemon_pid < 0)

@@ -35,6 +35,7 @@ struct harness_daemon_opts {
 	unsigned long nofile;   /* RLIMIT_NOFILE for the daemon, 0 to inherit */
 	bool real;              /* without --dry-run: it writes wakeup_count and state below dir */
 	bool no_wait;           /* return once spawned, without waiting for the bus name */
+	const char *log_level;  /* --log-level, NULL for debug */
 };
 
 /* Spawn autosleepd and wait until it owns its name; returns its pid or -errno. */

@@ -140,6 +140,24 @@ static void test_cap_refuses_cleanly(void **state)
 	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
 }
 
+/* With the unit's LimitNOFILE=16640 the cap is WAKE_LOCKS_MAX itself, 16384 locks. */
+static void test_cap_at_unit_limit(void **state)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max < 16640) {
+		fprintf(stderr, "RLIMIT_NOFILE hard limit below the unit's 16640, skipping\n");
+		skip();
+	}
+	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = "[WakeLocks]\nStartupHoldSec=0\n", .log = "unitcap.log", .nofile = 16640 }) > 0);
+	/* Logged once the name is taken, which is when the harness returns: wait for it. */
+	for (int i = 0; i < 500 && harness_count_in_log(&h, "unitcap.log", "D-Bus wake locks") == 0; i++)
+		usleep(10000);
+	assert_int_equal(harness_count_in_log(&h, "unitcap.log", "Up to 16384 D-Bus wake locks"), 1);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
 static void test_1000_killed_clients(void **state)
 {
 	static pid_t pids[KILLED_CLIENTS];
@@ -197,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_2000_locks_40_connections, stop_daemon),
 		cmocka_unit_test_teardown(test_cap_refuses_cleanly, stop_daemon),
+		cmocka_unit_test_teardown(test_cap_at_unit_limit, stop_daemon),
 		cmocka_unit_test_teardown(test_1000_killed_clients, stop_daemon),
 	};
 

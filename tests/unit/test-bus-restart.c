@@ -25,126 +25,21 @@
 #include <cmocka.h>
 
 #include "bus-harness.h"
+#include "fake-systemd.h"
 #include "fixture.h"
 #include "time-util.h"
 
 #define STORE_MAX 64
 
 static struct harness h;
-static int notify_fd = -1;
-/* Like systemd, read notifications as they come: a full socket would block the daemon. */
-static pthread_t pump_thread;
-static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool pump_stop;
-static char notify_env[600], runtime_env[600];
-
-static struct {
-	char name[64];
-	int fd;
-} store[STORE_MAX];
-static unsigned n_store;
-
-static void store_remove(const char *name)
-{
-	for (unsigned i = 0; i < n_store; i++)
-		if (strcmp(store[i].name, name) == 0) {
-			close(store[i].fd);
-			store[i] = store[--n_store];
-			return;
-		}
-}
-
-/* Take in every pending sd_notify() message, as the service manager would. */
-static void notify_pump_locked(int timeout_ms)
-{
-	while (poll(&(struct pollfd){ .fd = notify_fd, .events = POLLIN }, 1, timeout_ms) > 0) {
-		char buf[4096], cbuf[CMSG_SPACE(sizeof(int) * 8)];
-		struct iovec iov = { buf, sizeof(buf) - 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-		int fds[8], n_fds = 0;
-		const char *name = NULL;
-		ssize_t n;
-
-		n = recvmsg(notify_fd, &mh, MSG_CMSG_CLOEXEC);
-		if (n < 0)
-			break;
-		buf[n] = 0;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-				n_fds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-				memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)n_fds);
-			}
-		for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
-			if (strncmp(l, "FDNAME=", 7) == 0)
-				name = l + 7;
-		if (strstr(buf, "FDSTOREREMOVE=1") && name) {
-			store_remove(name);
-		} else if (strstr(buf, "FDSTORE=1") && name && n_fds == 1 && n_store < STORE_MAX) {
-			store_remove(name);
-			snprintf(store[n_store].name, sizeof(store[n_store].name), "%s", name);
-			store[n_store++].fd = fds[0];
-		} else {
-			for (int i = 0; i < n_fds; i++)
-				close(fds[i]);
-		}
-		timeout_ms = 0;
-	}
-}
-
-static void notify_pump(int timeout_ms)
-{
-	pthread_mutex_lock(&store_lock);
-	notify_pump_locked(timeout_ms);
-	pthread_mutex_unlock(&store_lock);
-}
-
-static void *pump_main(void *userdata)
-{
-	(void)userdata;
-	while (!__atomic_load_n(&pump_stop, __ATOMIC_SEQ_CST))
-		notify_pump(20);
-	return NULL;
-}
-
-/* systemd drops stored fds that hang up (the client closed its end). */
-static void store_drop_hung_up(void)
-{
-	for (unsigned i = 0; i < n_store;) {
-		struct pollfd p = { .fd = store[i].fd };
-
-		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR))) {
-			close(store[i].fd);
-			store[i] = store[--n_store];
-		} else {
-			i++;
-		}
-	}
-}
-
-static bool stored(const char *prefix)
-{
-	for (unsigned i = 0; i < n_store; i++)
-		if (strncmp(store[i].name, prefix, strlen(prefix)) == 0)
-			return true;
-	return false;
-}
+static struct fake_systemd sd;
 
 static pid_t start_daemon(const char *log, bool with_store)
 {
 	static char names[STORE_MAX * 64];
 	static int fds[STORE_MAX];
-	char *const env[] = { notify_env, runtime_env, NULL };
-	size_t len = 0;
-
-	names[0] = 0;
-	pthread_mutex_lock(&store_lock);
-	for (unsigned i = 0; with_store && i < n_store; i++) {
-		/* Copies: systemd keeps its own while it hands them out. */
-		fds[i] = dup(store[i].fd);
-		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ":" : "", store[i].name);
-	}
-	unsigned n = with_store ? n_store : 0;
-	pthread_mutex_unlock(&store_lock);
+	char *const env[] = { sd.notify_env, sd.runtime_env, NULL };
+	unsigned n = with_store ? fake_systemd_copy_store(&sd, fds, STORE_MAX, names, sizeof(names)) : 0;
 	pid_t pid = harness_daemon_start(&h, &(struct harness_daemon_opts){
 		.config = "[Backoff]\nDelaySec=100ms\n[WakeLocks]\nStartupHoldSec=0\n",
 		.log = log,
@@ -207,9 +102,6 @@ static int take(sd_bus *b, const char *name, uint64_t timeout, int *ret_fd, cons
 
 static int setup(void **state)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char path[512];
-
 	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !getenv("AUTOSLEEPD")) {
 		fprintf(stderr, "test-bus-restart needs root and /usr/bin/dbus-daemon, skipping\n");
 		exit(77);
@@ -219,26 +111,14 @@ static int setup(void **state)
 					   "<policy user=\"root\"><allow own=\"org.freedesktop.login1\"/>"
 					   "<allow send_destination=\"org.freedesktop.login1\"/></policy>"),
 			 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", h.dir);
-	notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	assert_true(notify_fd >= 0);
-	assert_int_equal(bind(notify_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", sa.sun_path);
-	snprintf(path, sizeof(path), "%s/run", h.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(runtime_env, sizeof(runtime_env), "RUNTIME_DIRECTORY=%s", path);
-	assert_int_equal(pthread_create(&pump_thread, NULL, pump_main, NULL), 0);
+	assert_int_equal(fake_systemd_start(&sd, h.dir), 0);
 	*state = NULL;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	__atomic_store_n(&pump_stop, true, __ATOMIC_SEQ_CST);
-	pthread_join(pump_thread, NULL);
-	while (n_store > 0)
-		store_remove(store[0].name);
-	close(notify_fd);
+	fake_systemd_stop(&sd);
 	harness_stop(&h);
 	return 0;
 }
@@ -260,18 +140,16 @@ static void test_sigkill_and_restart_keeps_locks(void **state)
 	close(fc);
 	for (int i = 0; i < 100 && find_lock(client, "released").found; i++)
 		usleep(10000);
-	notify_pump(200);
-	assert_true(stored("lease-"));
+	fake_systemd_pump(&sd, 200);
+	assert_true(fake_systemd_stored(&sd, "lease-"));
 
 	status = harness_daemon_stop(&h, SIGKILL);
 	assert_true(WIFSIGNALED(status));
 	fixture_write(h.dir, "sys/power/wake_unlock", "");
 	/* The client lets one go while the daemon is down; systemd notices the hang-up. */
 	close(fd);
-	notify_pump(0);
-	pthread_mutex_lock(&store_lock);
-	store_drop_hung_up();
-	pthread_mutex_unlock(&store_lock);
+	fake_systemd_pump(&sd, 0);
+	fake_systemd_drop_hung_up(&sd);
 
 	assert_true(start_daemon("second.log", true) > 0);
 	a2 = find_lock(client, "timed");
@@ -315,7 +193,7 @@ static void test_losing_the_bus_is_fatal(void **state)
 	assert_true(pid > 0);
 	assert_int_equal(harness_open_client(&h, &client), 0);
 	assert_int_equal(take(client, "kept", 0, &fa, "busloss.log"), 1);
-	notify_pump(200);
+	fake_systemd_pump(&sd, 200);
 	fixture_write(h.dir, "sys/power/wake_unlock", "");
 	sd_bus_flush_close_unref(client);
 
@@ -333,8 +211,8 @@ static void test_losing_the_bus_is_fatal(void **state)
 	unlocked = fixture_read(h.dir, "sys/power/wake_unlock");
 	assert_null(strstr(unlocked, "autosleepd"));
 	free(unlocked);
-	notify_pump(0);
-	assert_true(stored("lease-"));
+	fake_systemd_pump(&sd, 0);
+	assert_true(fake_systemd_stored(&sd, "lease-"));
 	snprintf(rec, sizeof(rec), "%s/run/leases", h.dir);
 	assert_int_equal(access(rec, F_OK), 0);
 	close(fa);

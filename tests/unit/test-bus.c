@@ -34,6 +34,8 @@ static sd_bus *bus;
 /* Signals seen, one "Member arg arg ..." line each. */
 static char seen[64][256];
 static unsigned n_seen;
+/* PropertiesChanged naming NWakeLocks, all of them. */
+static unsigned n_wake_locks_changes;
 
 static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e)
 {
@@ -61,6 +63,8 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e)
 				sd_bus_message_read(m, "s", &k);
 				strncat(line, " ", 255 - strlen(line));
 				strncat(line, k, 255 - strlen(line));
+				if (strcmp(k, "NWakeLocks") == 0)
+					n_wake_locks_changes++;
 				sd_bus_message_skip(m, "v");
 				sd_bus_message_exit_container(m);
 			}
@@ -166,6 +170,81 @@ static void test_acquire_and_close(void **state)
 	assert_true(wait_signal("WakeLockReleased close-me", &from, 1000));
 	assert_non_null(strstr(seen[(from - 1) % 64], " closed "));
 	assert_int_equal(count_locks("close-me"), 0);
+}
+
+/*
+ * NWakeLocks is announced once the count settled (50 ms), and only when it
+ * differs from the last announcement: locks taken and dropped in a burst cost
+ * at most one PropertiesChanged per window, where each used to cost two.
+ */
+static void test_n_wake_locks_settles(void **state)
+{
+	const unsigned cycles = 40;
+	unsigned changes, from;
+	uint32_t n = 0;
+	usec_t t0, elapsed;
+	int fd = -1;
+
+	/* Whatever earlier tests changed is announced first. */
+	for (usec_t end = now(CLOCK_MONOTONIC) + 300 * USEC_PER_MSEC; now(CLOCK_MONOTONIC) < end;)
+		if (sd_bus_process(bus, NULL) <= 0)
+			sd_bus_wait(bus, 10 * USEC_PER_MSEC);
+	changes = n_wake_locks_changes;
+	t0 = now(CLOCK_MONOTONIC);
+	for (unsigned i = 0; i < cycles; i++) {
+		from = n_seen;
+		assert_int_equal(acquire(bus, "burst", 0, &fd, NULL), 1);
+		close(fd);
+		assert_true(wait_signal("WakeLockReleased burst", &from, 2000));
+	}
+	elapsed = now(CLOCK_MONOTONIC) - t0;
+	for (usec_t end = now(CLOCK_MONOTONIC) + 300 * USEC_PER_MSEC; now(CLOCK_MONOTONIC) < end;)
+		if (sd_bus_process(bus, NULL) <= 0)
+			sd_bus_wait(bus, 10 * USEC_PER_MSEC);
+	/* At most one per window that started during the burst (slow runs have more windows). */
+	if (n_wake_locks_changes - changes > 1 + elapsed / (50 * USEC_PER_MSEC))
+		fail_msg("%u NWakeLocks changes for %u locks in %llu ms", n_wake_locks_changes - changes, cycles,
+			 (unsigned long long)(elapsed / USEC_PER_MSEC));
+
+	/* A count that stays changed is announced, and it is the count. */
+	changes = n_wake_locks_changes;
+	assert_int_equal(acquire(bus, "kept", 0, &fd, NULL), 1);
+	for (usec_t end = now(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
+	     n_wake_locks_changes == changes && now(CLOCK_MONOTONIC) < end;)
+		if (sd_bus_process(bus, NULL) <= 0)
+			sd_bus_wait(bus, 10 * USEC_PER_MSEC);
+	assert_int_equal(n_wake_locks_changes, changes + 1);
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "NWakeLocks", NULL, 'u', &n) >= 0);
+	assert_int_equal(n, (uint32_t)count_locks(NULL));
+	from = n_seen;
+	close(fd);
+	assert_true(wait_signal("WakeLockReleased kept", &from, 2000));
+}
+
+/*
+ * The bus is asked for a client's credentials once, without the daemon
+ * waiting for the answer, and they are forgotten when the client leaves.
+ */
+static void test_credentials_asked_once(void **state)
+{
+	char needle[128];
+	const char *unique;
+	sd_bus *b;
+	int fd, found = 0;
+
+	assert_int_equal(open_client(&b), 0);
+	assert_true(sd_bus_get_unique_name(b, &unique) >= 0);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(acquire(b, "creds", 0, &fd, NULL), 1);
+		close(fd);
+	}
+	snprintf(needle, sizeof(needle), "Credentials of %s: uid 0, pid %d", unique, (int)getpid());
+	assert_int_equal(harness_count_in_log(&h, "daemon.log", needle), 1);
+	snprintf(needle, sizeof(needle), "Forgetting the credentials of %s:", unique);
+	sd_bus_flush_close_unref(b);
+	for (int i = 0; i < 200 && !(found = harness_count_in_log(&h, "daemon.log", needle)); i++)
+		usleep(10000);
+	assert_int_equal(found, 1);
 }
 
 static void test_release_method(void **state)
@@ -516,6 +595,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_acquire_and_close),
+		cmocka_unit_test(test_n_wake_locks_settles),
+		cmocka_unit_test(test_credentials_asked_once),
 		cmocka_unit_test(test_release_method),
 		cmocka_unit_test(test_killed_client),
 		cmocka_unit_test(test_dup_keeps_lock),

@@ -147,6 +147,21 @@ static void test_bad_values(void **state)
 	expect_error(x, "[Backoff]\nMultiplier=0.5\n", "bad.conf:2: invalid value '0.5' for key 'Multiplier'");
 	expect_error(x, "[Backoff]\nMultiplier=2x\n", "bad.conf:2: invalid value '2x' for key 'Multiplier'");
 	expect_error(x, "[Backoff]\n\n\nFlatAttempts=-1\n", "bad.conf:4: invalid value '-1' for key 'FlatAttempts'");
+	/* One user may be allowed every lock the daemon holds (WAKE_LOCKS_MAX), not one more. */
+	expect_error(x, "[WakeLocks]\nMaxPerUser=16385\n",
+		     "bad.conf:2: invalid value '16385' for key 'MaxPerUser' in section [WakeLocks]: expected a whole "
+		     "number from 1 to 16384");
+	expect_error(x, "[WakeLocks]\nMaxPerUser=0\n", "bad.conf:2: invalid value '0' for key 'MaxPerUser'");
+}
+
+static void test_max_per_user_limit(void **state)
+{
+	struct ctx *x = *state;
+	char *log;
+
+	assert_int_equal(parse_text(x, "max.conf", "[WakeLocks]\nMaxPerUser=16384\n", &log), 0);
+	free(log);
+	assert_int_equal(x->c.max_locks_per_user, WAKE_LOCKS_MAX);
 }
 
 static void test_syntax_errors(void **state)
@@ -553,6 +568,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_all_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_key_names_file_line_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_per_user_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_syntax_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropins_override_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropin_error_names_dropin, setup, teardown),

@@ -206,6 +206,26 @@ static void test_count_uid(void **state)
 	assert_int_equal(leases_count_uid(&x->l, 0), 0);
 }
 
+/* The counts are kept, not recounted: they must follow every release, in any order. */
+static void test_count_uid_follows_releases(void **state)
+{
+	struct ctx *x = *state;
+	uint64_t ids[6];
+
+	for (unsigned i = 0; i < 6; i++)
+		assert_int_equal(leases_acquire(&x->l, "n", "", "", 1000 + i % 3, 0, USEC_INFINITY, &ids[i]), 0);
+	assert_int_equal(leases_release(&x->l, ids[0], "test"), 0);
+	assert_int_equal(leases_release(&x->l, ids[3], "test"), 0);
+	assert_int_equal(leases_count_uid(&x->l, 1000), 0);
+	assert_int_equal(leases_count_uid(&x->l, 1001), 2);
+	assert_int_equal(leases_count_uid(&x->l, 1002), 2);
+	assert_int_equal(leases_release(&x->l, ids[2], "test"), 0);
+	assert_int_equal(leases_count_uid(&x->l, 1002), 1);
+	assert_int_equal(leases_count_uid(&x->l, 1001), 2);
+	assert_int_equal(leases_acquire(&x->l, "n", "", "", 1000, 0, USEC_INFINITY, &ids[0]), 0);
+	assert_int_equal(leases_count_uid(&x->l, 1000), 1);
+}
+
 static void test_release_reasons(void **state)
 {
 	struct ctx *x = *state;
@@ -340,6 +360,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_count_uid_follows_releases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release_reasons, setup, teardown),
 	};
 

@@ -64,6 +64,7 @@ main() {
 	cp -R "$here/guest/." "$root/usr/lib/autosleep-vm/"
 	chmod +x "$root"/usr/lib/autosleep-vm/*.sh
 	install -m 0755 "$build/tests/vm/uinput-tool" "$build/tests/vm/sandbox-probe" "$build/tests/vm/race-client" \
+		"$build/tests/vm/bench-client" \
 		"$root/usr/lib/autosleep-vm/"
 	install -m 0644 "$here/guest/autosleep-vmtest.service" "$here/guest/autosleep-vmtest-hold.service" \
 		"$root/etc/systemd/system/"

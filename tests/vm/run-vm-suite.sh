@@ -9,9 +9,10 @@
 # behave like the autosleep kernel while autosleepd runs, and like the
 # control kernel once it is disabled or stopped.
 # Then the promises of the unit and the lease path under systemd: the
-# sandbox from inside, polkit, a SIGKILLed and a SIGSTOPped daemon, and
-# acquires racing pm_test cycles. Appends "passed failed" per boot to
-# --counts FILE.
+# sandbox from inside, polkit, a SIGKILLed and a SIGSTOPped daemon,
+# acquires racing pm_test cycles, and the benchmark rows that need the real
+# bus, logind and kernel (bench: numbers only, it fails only if it breaks).
+# Appends "passed failed" per boot to --counts FILE.
 #
 #   --cycles N         wireguard-and-crng cycles per kernel (default 5)
 #   --scenarios LIST   only these guest scenarios (comma-separated) on the
@@ -35,7 +36,7 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,sandbox,polkit,daemon-crash,watchdog,pm-test-race,knob
+	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,knob
 	race=100
 	timeout=1800
 	source=()

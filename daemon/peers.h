@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+
+/*
+ * The credentials of the bus clients that call us, by unique name. The bus
+ * never reuses a unique name and a connection's uid and pid are fixed when
+ * it connects, so one GetConnectionCredentials per client is enough; it is
+ * asked asynchronously, and an entry goes when the bus says the name is
+ * gone (one NameOwnerChanged match for the whole bus, none per client).
+ */
+struct peers;
+
+int peers_new(sd_bus *bus, struct peers **ret);
+struct peers *peers_free(struct peers *p);
+
+/*
+ * The sender of method call m. Returns 1 with its credentials; 0 if they are
+ * being asked for, and m will be dispatched again once they are known (the
+ * handler returns 1 and sends no reply now); or -errno. A call whose sender
+ * the bus cannot tell about (it left) gets an error reply from here.
+ */
+int peers_get(struct peers *p, sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid);
+
+/* Clients known and asked for: for tests and the benchmarks. */
+unsigned peers_count(const struct peers *p);

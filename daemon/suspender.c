@@ -349,6 +349,19 @@ static usec_t finish_attempt(struct suspender *s, struct suspend_report *rep, en
 }
 
 /*
+ * The battery around a state write, for the drain asleep against awake.
+ * Outside the gate: an ACPI battery read can take milliseconds, and a lease
+ * taken meanwhile must not wait for it.
+ */
+static void read_battery(struct suspender *s, struct battery_sample *ret)
+{
+	if (battery_read(ret) < 0)
+		*ret = (struct battery_sample){};
+	ret->boottime = s->now(CLOCK_BOOTTIME);
+	ret->monotonic = s->now(CLOCK_MONOTONIC);
+}
+
+/*
  * One pass of the protocol. Returns 0 and the delay to wait before the next
  * one (0 for an immediate retry after an early cancel or a stale count, the
  * backoff delay after a completed or failed suspend), or -ESHUTDOWN. Stop and
@@ -398,8 +411,10 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	 * Before the count write: once it succeeded, no event can have moved a
 	 * source between this snapshot and the write (it would have failed).
 	 */
-	if (!s->dry_run)
+	if (!s->dry_run) {
 		suspend_snapshot_read(&before);
+		read_battery(s, &rep.battery_before);
+	}
 	snprintf(buf, sizeof(buf), "%" PRIu64, count);
 	if (s->dry_run) {
 		log_info("Dry run: would write %s to wakeup_count", buf);
@@ -464,6 +479,7 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		 * last lease to end. The counters below never block.
 		 */
 		suspend_snapshot_read(&after);
+		read_battery(s, &rep.battery_after);
 		suspend_classify(&before, &after, r, s->own_sources, &rep);
 	}
 	rep.error = r < 0 ? r : 0;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "backoff.h"
+#include "battery.h"
 #include "time-util.h"
 
 /*
@@ -47,6 +48,9 @@ struct suspend_report {
 	char failed_dev[64];
 	char failed_step[32];
 	int failed_errno;
+	/* Read before the wakeup_count write and after the state write; !valid without a battery. */
+	struct battery_sample battery_before;
+	struct battery_sample battery_after;
 };
 
 enum suspender_event_type {

@@ -155,14 +155,18 @@ static void on_lease_event(struct leases *ls, enum lease_event ev, struct lease 
 			bus_emit_acquired(b, x);
 		break;
 	case LEASE_RELEASED:
-		/* The signal first: whoever waits for it need not wait for the bookkeeping. */
-		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
-					 reason);
+		/*
+		 * The record goes before the signal: had we died in between, a
+		 * restarted daemon would bring back a lock its holder was told
+		 * had been released. Forgetting is one unlink.
+		 */
 		if (l && l->bus == b) {
 			lease_store_forget(b->store, x->id);
 			x->data = bus_lock_free(l);
 			b->n_locks--;
 		}
+		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
+					 reason);
 		break;
 	case LEASE_HELD:
 	case LEASE_UNHELD:

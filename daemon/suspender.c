@@ -411,10 +411,10 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	 * Before the count write: once it succeeded, no event can have moved a
 	 * source between this snapshot and the write (it would have failed).
 	 */
-	if (!s->dry_run) {
+	if (!s->dry_run)
 		suspend_snapshot_read(&before);
-		read_battery(s, &rep.battery_before);
-	}
+	/* Also in a dry run: reading the battery changes nothing, and shows the accounting works. */
+	read_battery(s, &rep.battery_before);
 	snprintf(buf, sizeof(buf), "%" PRIu64, count);
 	if (s->dry_run) {
 		log_info("Dry run: would write %s to wakeup_count", buf);
@@ -468,6 +468,7 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	/* CLOCK_BOOTTIME runs during suspend, CLOCK_MONOTONIC does not. */
 	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;
 
+	read_battery(s, &rep.battery_after);
 	if (s->dry_run) {
 		rep.result = SUSPEND_SUCCESS;
 		snprintf(rep.wake_reason, sizeof(rep.wake_reason), "dry-run");
@@ -479,7 +480,6 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		 * last lease to end. The counters below never block.
 		 */
 		suspend_snapshot_read(&after);
-		read_battery(s, &rep.battery_after);
 		suspend_classify(&before, &after, r, s->own_sources, &rep);
 	}
 	rep.error = r < 0 ? r : 0;

@@ -495,6 +495,25 @@ static void test_cycles_signal_and_properties(void **state)
 	assert_true(after > before);
 }
 
+/*
+ * The battery figures are wired from the suspender to the bus: after dry-run
+ * cycles, which never sleep, the share asleep is a real 0, while the drain
+ * has no figure (-1): the fixture has no battery, and no minute has passed.
+ */
+static void test_battery_figures(void **state)
+{
+	unsigned from = n_seen;
+	double share = -2, drain = -2, power = -2;
+
+	assert_true(wait_signal("Resumed dry-run", &from, 3000));
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "AsleepShare", NULL, 'd', &share) >= 0);
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "BatteryDrainAwake", NULL, 'd', &drain) >= 0);
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "BatteryPowerAsleep", NULL, 'd', &power) >= 0);
+	assert_true(share >= 0 && share < 0.01);
+	assert_true(drain == -1);
+	assert_true(power == -1);
+}
+
 static void test_lock_blocks_cycles(void **state)
 {
 	unsigned from;
@@ -607,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_quota),
 		cmocka_unit_test(test_unprivileged),
 		cmocka_unit_test(test_cycles_signal_and_properties),
+		cmocka_unit_test(test_battery_figures),
 		cmocka_unit_test(test_lock_blocks_cycles),
 		cmocka_unit_test(test_disable_enable),
 		cmocka_unit_test(test_introspection_matches_xml),

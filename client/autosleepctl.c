@@ -379,10 +379,20 @@ static int recent_only(void *u, const char *key, sd_bus_message *m, const char *
 }
 
 /*
- * "Battery: asleep 87% of the last hour; drain 0.4 %/h asleep, 9.8 %/h awake
- * (35 mW, 860 mW)": the figure a phone-like laptop is for. Each part only
- * where the daemon has it (-1: none).
+ * "Battery: asleep 87% of the last hour; drain 0.4 %/h (35 mW) asleep,
+ * 9.8 %/h (860 mW) awake": the figure a phone-like laptop is for. Each part
+ * only where the daemon has it (-1: none).
  */
+static void print_drain(const char *phase, double drain, double power)
+{
+	if (drain < 0)
+		printf("- %s", phase);
+	else if (power < 0)
+		printf("%.1f %%/h %s", drain, phase);
+	else
+		printf("%.1f %%/h (%.0f mW) %s", drain, power, phase);
+}
+
 static void print_battery(double share, const double drain[2], const double power[2])
 {
 	printf("Battery:          ");
@@ -396,20 +406,9 @@ static void print_battery(double share, const double drain[2], const double powe
 		return;
 	}
 	printf("; drain ");
-	if (drain[1] >= 0)
-		printf("%.1f %%/h asleep", drain[1]);
-	else
-		printf("- asleep");
-	if (drain[0] >= 0)
-		printf(", %.1f %%/h awake", drain[0]);
-	else
-		printf(", - awake");
-	if (power[0] >= 0 || power[1] >= 0) {
-		printf(" (");
-		power[1] >= 0 ? printf("%.0f mW", power[1]) : printf("-");
-		power[0] >= 0 ? printf(", %.0f mW", power[0]) : printf(", -");
-		printf(")");
-	}
+	print_drain("asleep", drain[1], power[1]);
+	printf(", ");
+	print_drain("awake", drain[0], power[0]);
 	printf("\n");
 }
 

@@ -266,6 +266,8 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	if (uid != 0) {
 		/* Without polkit, wake locks stay open to all: the quota still bounds each user. */
 		r = polkit_verify(&b->polkit, m, "org.autosleep1.acquire-wake-lock", true, error);
+		if (r == 0)
+			peers_wait(b->peers, m);
 		if (r <= 0)
 			return r < 0 ? r : 1;
 	}
@@ -487,6 +489,8 @@ static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *e
 		return r < 0 ? r : 1;
 	if (uid != 0) {
 		r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
+		if (r == 0)
+			peers_wait(mgr->bus->peers, m);
 		if (r <= 0)
 			return r < 0 ? r : 1;
 	}

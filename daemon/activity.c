@@ -187,6 +187,7 @@ static void activity_input(struct activity *a, struct input_device *d)
 		log_info("User input on %s '%s': staying awake until %llus after the last event", d->node,
 			 libevdev_get_name(d->dev), (unsigned long long)(a->m->config.idle_timeout / USEC_PER_SEC));
 	a->seen_input = true;
+	manager_user_active(a->m);
 	idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
 	if (refresh_limiter_event(&a->limiter, t)) {
 		activity_hold(a, a->m->config.idle_timeout);
@@ -433,6 +434,7 @@ void activity_resumed(struct activity *a, const char *wake_reason)
 			by_input = true;
 	if (by_input) {
 		log_info("Woken by input (%s): staying awake for a full idle period", wake_reason);
+		manager_user_active(a->m);
 		idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
 		activity_hold(a, a->m->config.idle_timeout);
 	} else if (a->m->config.resume_grace > 0) {

@@ -15,12 +15,13 @@
 #include "manager.h"
 #include "lease-store.h"
 #include "peers.h"
+#include "sessions.h"
 #include "polkit.h"
 
 /* Properties that change together are sent in one PropertiesChanged per loop iteration. */
 static const char *const changed_names[] = {
 	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
-	"UserspaceAutosleep", "UserspaceAutosleepKnob",
+	"UserspaceAutosleep", "UserspaceAutosleepKnob", "Sessions", "LockStep", "ExternalSuspendCount",
 };
 
 struct bus {
@@ -392,6 +393,8 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 				  "LateCancels", "t", s->results[SUSPEND_LATE_CANCEL], "Failures", "t",
 				  s->results[SUSPEND_FAILURE], "TimeAsleepUSec", "t", (uint64_t)s->total_asleep);
 	if (r >= 0)
+		r = sd_bus_message_append(reply, "{sv}", "ExternalSuspends", "t", s->results[SUSPEND_EXTERNAL]);
+	if (r >= 0)
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "InputEvents", "t", activity_events(mgr->activity),
 					  "InputOverflows", "t", activity_overflows(mgr->activity), "ActivityHoldWrites", "t",
 					  activity_writes(mgr->activity));
@@ -503,6 +506,24 @@ DEFINE_PROPERTY_GET(userspace_autosleep_knob, "i", (int32_t)mgr->knob.value)
 DEFINE_PROPERTY_GET(idle_timeout, "t", (uint64_t)(mgr->activity ? mgr->config.idle_timeout : 0))
 DEFINE_PROPERTY_GET(idle, "t", (uint64_t)activity_idle(mgr->activity))
 DEFINE_PROPERTY_GET(n_input_devices, "u", activity_n_devices(mgr->activity))
+DEFINE_PROPERTY_GET(lock_step, "s", lock_step_to_string(mgr->lock_step))
+DEFINE_PROPERTY_GET(external_suspend_count, "t", mgr->stats.results[SUSPEND_EXTERNAL])
+
+static int property_get_sessions(sd_bus *bus, const char *path, const char *interface, const char *property,
+				 sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+	struct session_info si;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(susssbbbbb)");
+	for (unsigned i = 0; r >= 0 && sessions_get(mgr->sessions, i, &si); i++)
+		r = sd_bus_message_append(reply, "(susssbbbbb)", si.id, si.uid, si.user, si.class, si.type, si.active,
+					  si.remote, si.idle, si.locked, si.counts);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
+}
 
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
@@ -525,6 +546,17 @@ static const sd_bus_vtable manager_vtable[] = {
 	/* Changes all the time, so no change signal: read it when needed. */
 	SD_BUS_PROPERTY("IdleUSec", "t", property_get_idle, 0, 0),
 	SD_BUS_PROPERTY("NInputDevices", "u", property_get_n_input_devices, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/*
+	 * logind's sessions: id, uid, user, class, type, active, remote, idle,
+	 * locked, and whether it counts (an active one that counts and is not
+	 * idle keeps us awake).
+	 */
+	SD_BUS_PROPERTY("Sessions", "a(susssbbbbb)", property_get_sessions, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* "off", "pending", "locking", "locked", "timed-out" or "failed". */
+	SD_BUS_PROPERTY("LockStep", "s", property_get_lock_step, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* Suspends by logind (PrepareForSleep), not ours. */
+	SD_BUS_PROPERTY("ExternalSuspendCount", "t", property_get_external_suspend_count, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLock", SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec),
 				SD_BUS_RESULT("h", fd), method_acquire_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReleaseWakeLock", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

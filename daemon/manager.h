@@ -8,6 +8,7 @@
 #include "kconfig.h"
 #include "knob.h"
 #include "leases.h"
+#include "sessions.h"
 #include "suspender.h"
 
 /*
@@ -23,7 +24,7 @@ struct manager_cycle {
 };
 
 struct manager_stats {
-	uint64_t attempts;
+	uint64_t attempts; /* ours; results[SUSPEND_EXTERNAL] counts logind's, which are not attempts of ours */
 	uint64_t results[_SUSPEND_RESULT_MAX];
 	usec_t total_asleep;
 	struct manager_cycle recent[MANAGER_RECENT_MAX]; /* ring, newest at recent_next - 1 */
@@ -65,6 +66,14 @@ struct manager {
 	struct logind *logind;
 	uint64_t logind_lease; /* held while logind has others' block inhibitors, or has not answered yet; 0 for none */
 	struct activity *activity;
+	struct sessions *sessions;
+	uint64_t session_lease; /* held while a session that counts is active and not idle; 0 for none */
+	enum lock_step lock_step;
+	bool relock; /* user activity while locking */
+	/* logind's own suspend under way (PrepareForSleep(true) seen): clocks and suspend_stats/success then */
+	bool external_sleep;
+	usec_t external_boottime, external_monotonic;
+	uint64_t external_success0;
 };
 
 int manager_new(struct config *config, bool dry_run, struct manager **ret);
@@ -89,6 +98,15 @@ void manager_changed(struct manager *m, const char *property);
 
 /* logind reports block inhibitors of sleep or idle held by others (who: a description). */
 void manager_set_logind_block(struct manager *m, bool blocked, const char *who);
+
+/* The sessions that count (why: a description) are awake or not any more. */
+void manager_set_session_hold(struct manager *m, bool held, const char *why);
+/* User activity (input, a session turning active): the next suspend locks the sessions first. */
+void manager_user_active(struct manager *m);
+/* The lock step ended with result. */
+void manager_lock_done(struct manager *m, enum lock_step result);
+/* logind's PrepareForSleep: a suspend that is not ours starts (true) or ended (false). */
+void manager_external_sleep(struct manager *m, bool start);
 
 /* Something the daemon cannot run without broke: log, and exit non-zero so systemd restarts us. */
 void manager_fatal(struct manager *m, int error, const char *what);

@@ -114,10 +114,11 @@ static void lock_finish(struct sessions *s, enum lock_step result)
 /* While locking: done once every session that must lock did. */
 static void lock_check(struct sessions *s)
 {
-	if (!s->locking || s->lock_slot)
+	/* A session logind has not described yet may be one that must lock. */
+	if (!s->locking || s->lock_slot || s->list_slot)
 		return;
 	for (struct session *x = s->list; x; x = x->next)
-		if (session_must_lock(x) && !x->locked)
+		if (x->get_slot || (session_must_lock(x) && !x->locked))
 			return;
 	log_info("Every graphical session is locked");
 	lock_finish(s, LOCK_STEP_LOCKED);
@@ -392,6 +393,7 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 	/* No session at all: say so now, or the start-up hold would wait for an answer that never comes. */
 	if (s->n == 0)
 		sessions_update(s);
+	lock_check(s);
 	return 0;
 }
 

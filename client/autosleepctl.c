@@ -265,7 +265,12 @@ static int print_recent(sd_bus_message *m, unsigned max)
 			continue;
 		}
 		format_time(t, sizeof(t), when);
-		printf("  #%-6" PRIu64 " %s  %-12s slept %-10s %s%s\n", attempt, t, result,
+		/* logind's suspends are no attempts of ours and have no number. */
+		if (strcmp(result, "external") == 0)
+			printf("  %-7s %s  %-12s slept %-10s %s\n", "-", t, result, format_timespan(a, sizeof(a), asleep),
+			       reason);
+		else
+			printf("  #%-6" PRIu64 " %s  %-12s slept %-10s %s%s\n", attempt, t, result,
 		       format_timespan(a, sizeof(a), asleep), *error ? error : reason, "");
 	}
 	if (r < 0)
@@ -365,10 +370,69 @@ static int recent_only(void *u, const char *key, sd_bus_message *m, const char *
 	return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
 }
 
+/*
+ * logind's sessions as autosleepd sees them: JSON, or one line per session
+ * with the ones keeping the machine awake first.
+ */
+static int print_sessions(sd_bus *bus, bool json)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+	const char *id, *user, *class, *type;
+	int active, remote, idle, locked, counts;
+	bool first_row = true;
+	unsigned n = 0;
+	uint32_t uid;
+	int r;
+
+	r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Sessions", &e, &m, "a(susssbbbbb)");
+	if (r < 0)
+		return bus_fail("read Sessions", &e, r);
+	r = sd_bus_message_enter_container(m, 'a', "(susssbbbbb)");
+	if (r < 0)
+		return r;
+	if (json)
+		fputc('[', stdout);
+	while ((r = sd_bus_message_read(m, "(susssbbbbb)", &id, &uid, &user, &class, &type, &active, &remote, &idle,
+					&locked, &counts)) > 0) {
+		if (json) {
+			bool first = true;
+
+			json_object_in_array(stdout, &first_row);
+			json_kv_string(stdout, &first, "id", id);
+			json_kv_u64(stdout, &first, "uid", uid);
+			json_kv_string(stdout, &first, "user", user);
+			json_kv_string(stdout, &first, "class", class);
+			json_kv_string(stdout, &first, "type", type);
+			json_kv_bool(stdout, &first, "active", active);
+			json_kv_bool(stdout, &first, "remote", remote);
+			json_kv_bool(stdout, &first, "idle", idle);
+			json_kv_bool(stdout, &first, "locked", locked);
+			json_kv_bool(stdout, &first, "counts", counts);
+			json_kv_bool(stdout, &first, "keeps_awake", counts && active && !idle);
+			fputc('}', stdout);
+			continue;
+		}
+		printf("%s %-6s %-10s %-8s %-8s %s, %s%s%s\n", n++ ? "                 " : "Sessions:        ", id, user,
+		       class, type, active ? "active" : "inactive", idle ? "idle" : "not idle", locked ? ", locked" : "",
+		       !counts			 ? (remote ? " (remote: does not count)" : " (not graphical: does not count)")
+		       : active && !idle ? " <- keeps the machine awake"
+					 : "");
+	}
+	if (r < 0)
+		return r;
+	if (json)
+		fputc(']', stdout);
+	else if (n == 0)
+		printf("Sessions:         none\n");
+	return 0;
+}
+
 static int verb_status(sd_bus *bus, int argc, char **argv)
 {
-	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL, *mode = NULL;
+	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL, *mode = NULL, *lock_step = NULL;
 	struct stats_out o = { .first_lock = true, .first_key = true, .recent_max = 5 };
+	uint64_t external = 0;
 	int enabled = 0, wakelocks = 0;
 	int32_t knob = -1;
 	uint64_t count = 0, idle = 0, idle_timeout = 0;
@@ -386,7 +450,9 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	    (r = get_trivial_property(bus, "NWakeLocks", 'u', &nlocks)) < 0 ||
 	    (r = get_trivial_property(bus, "IdleUSec", 't', &idle)) < 0 ||
 	    (r = get_trivial_property(bus, "IdleTimeoutUSec", 't', &idle_timeout)) < 0 ||
-	    (r = get_trivial_property(bus, "NInputDevices", 'u', &ninput)) < 0)
+	    (r = get_trivial_property(bus, "NInputDevices", 'u', &ninput)) < 0 ||
+	    (r = get_string_property(bus, "LockStep", &lock_step)) < 0 ||
+	    (r = get_trivial_property(bus, "ExternalSuspendCount", 't', &external)) < 0)
 		return r;
 
 	if (arg_json) {
@@ -408,6 +474,12 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_kv_u64(stdout, &first, "idle_usec", idle);
 		json_kv_u64(stdout, &first, "idle_timeout_usec", idle_timeout);
 		json_kv_u64(stdout, &first, "input_devices", ninput);
+		json_kv_string(stdout, &first, "lock_step", lock_step);
+		json_kv_u64(stdout, &first, "external_suspends", external);
+		json_key(stdout, &first, "sessions");
+		r = print_sessions(bus, true);
+		if (r < 0)
+			return r;
 		json_key(stdout, &first, "locks");
 		r = print_locks(bus, true);
 		if (r < 0)
@@ -415,7 +487,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_key(stdout, &first, "recent");
 	} else {
 		printf("State:            %s%s\n", state, enabled ? "" : " (disabled)");
-		printf("Suspends:         %" PRIu64 "\n", count);
+		printf("Suspends:         %" PRIu64 " (and %" PRIu64 " by logind, not ours)\n", count, external);
 		printf("Last wake reason: %s\n", reason);
 		printf("Wake locks:       %" PRIu32 "\n", nlocks);
 		if (idle_timeout > 0) {
@@ -426,6 +498,15 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 			       ninput == 1 ? "" : "s");
 		} else
 			printf("User input:       not followed\n");
+		r = print_sessions(bus, false);
+		if (r < 0)
+			return r;
+		printf("Lock step:        %s\n", strcmp(lock_step, "off") == 0 ? "off (LockBeforeSleep=no or no logind)"
+				: strcmp(lock_step, "pending") == 0 ? "pending: the next suspend locks the sessions first"
+				: strcmp(lock_step, "locking") == 0 ? "locking the sessions"
+				: strcmp(lock_step, "locked") == 0 ? "ran: every graphical session locked"
+				: strcmp(lock_step, "timed-out") == 0 ? "ran: timed out waiting for a session to lock"
+				: strcmp(lock_step, "failed") == 0 ? "ran: LockSessions() failed" : lock_step);
 		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", kernel,
 		       wakelocks ? "available" : "missing (locks are held in-process only)");
 		if (knob < 0)

@@ -80,10 +80,27 @@ static uint64_t property_u64(const char *name)
 	return v;
 }
 
+/* autosleepctl's output for args against the test's bus (caller frees). */
+static char *ctl(const char *args)
+{
+	char cmd[1024], *out = calloc(1, 8192);
+	size_t n = 0;
+	FILE *p;
+
+	assert_non_null(out);
+	snprintf(cmd, sizeof(cmd), "DBUS_SYSTEM_BUS_ADDRESS='%s' '%s' %s", h.address, getenv("AUTOSLEEPCTL"), args);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (n < 8191 && fgets(out + n, (int)(8192 - n), p))
+		n = strlen(out);
+	assert_int_equal(pclose(p), 0);
+	return out;
+}
+
 static int setup(void **state)
 {
 	(void)state;
-	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !getenv("AUTOSLEEPD")) {
+	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !getenv("AUTOSLEEPD") || !getenv("AUTOSLEEPCTL")) {
 		fprintf(stderr, "test-sessions needs root and /usr/bin/dbus-daemon, skipping\n");
 		exit(77);
 	}
@@ -224,7 +241,7 @@ static void record_writes(struct fake_login1 *f, void *userdata)
 static void test_lock_before_first_suspend(void **state)
 {
 	struct fake_session *s;
-	char *step;
+	char *step, *out;
 	int w0;
 
 	(void)state;
@@ -242,10 +259,22 @@ static void test_lock_before_first_suspend(void **state)
 	step = lock_step();
 	assert_string_equal(step, "locked");
 	free(step);
+	out = ctl("status");
+	assert_non_null(strstr(out, "Sessions:         c1     userc1     user     x11      active, idle, locked\n"));
+	assert_non_null(strstr(out, "Lock step:        ran: every graphical session locked\n"));
+	free(out);
 
 	/* The user comes back and unlocks, then leaves: lock again before the next suspend. */
 	fake_session_set(s, "IdleHint", false);
 	assert_true(PUMP_UNTIL(session_locks() == 1));
+	out = ctl("status");
+	assert_non_null(strstr(out, "active, not idle, locked <- keeps the machine awake\n"));
+	free(out);
+	out = ctl("status --json");
+	assert_non_null(strstr(out, "\"id\":\"c1\",\"uid\":1000,\"user\":\"userc1\",\"class\":\"user\",\"type\":\"x11\","
+				    "\"active\":true,\"remote\":false,\"idle\":false,\"locked\":true,\"counts\":true,"
+				    "\"keeps_awake\":true"));
+	free(out);
 	fake_session_set(s, "LockedHint", false);
 	fake_login1_pump(&fake, 200);
 	step = lock_step();
@@ -296,6 +325,7 @@ static void test_external_suspend(void **state)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	uint64_t ours;
+	char *out;
 	int fd;
 
 	(void)state;
@@ -311,6 +341,11 @@ static void test_external_suspend(void **state)
 	fake_login1_prepare_for_sleep(&fake, false);
 	assert_true(PUMP_UNTIL(property_u64("ExternalSuspendCount") == 1));
 	assert_int_equal(property_u64("SuspendCount"), ours);
+	out = ctl("stats --json");
+	assert_non_null(strstr(out, "\"ExternalSuspends\":1"));
+	assert_non_null(strstr(out, "\"result\":\"external\""));
+	assert_non_null(strstr(out, "\"wake_reason\":\"external (logind)\""));
+	free(out);
 	assert_int_equal(in_log("External suspend by logind"), 1);
 
 	/* A PrepareForSleep(false) without a suspend in suspend_stats is still logind's, and says so. */

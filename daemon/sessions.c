@@ -261,6 +261,9 @@ static int on_get_all(sd_bus_message *reply, void *userdata, sd_bus_error *ret_e
 	}
 	x->known = true;
 	session_log(x, "seen");
+	/* A login is the user at the machine: the next suspend locks first. */
+	if (session_keeps_awake(x))
+		manager_user_active(s->m);
 	manager_changed(s->m, "Sessions");
 	sessions_update(s);
 	lock_check(s);

@@ -431,6 +431,8 @@ static int print_sessions(sd_bus *bus, bool json)
 static int verb_status(sd_bus *bus, int argc, char **argv)
 {
 	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL, *mode = NULL, *lock_step = NULL;
+	_cleanup_free_ char *lid = NULL, *lid_handler = NULL;
+	int away = 0;
 	struct stats_out o = { .first_lock = true, .first_key = true, .recent_max = 5 };
 	uint64_t external = 0;
 	int enabled = 0, wakelocks = 0;
@@ -452,7 +454,10 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	    (r = get_trivial_property(bus, "IdleTimeoutUSec", 't', &idle_timeout)) < 0 ||
 	    (r = get_trivial_property(bus, "NInputDevices", 'u', &ninput)) < 0 ||
 	    (r = get_string_property(bus, "LockStep", &lock_step)) < 0 ||
-	    (r = get_trivial_property(bus, "ExternalSuspendCount", 't', &external)) < 0)
+	    (r = get_trivial_property(bus, "ExternalSuspendCount", 't', &external)) < 0 ||
+	    (r = get_string_property(bus, "Lid", &lid)) < 0 ||
+	    (r = get_string_property(bus, "LidHandler", &lid_handler)) < 0 ||
+	    (r = get_trivial_property(bus, "Away", 'b', &away)) < 0)
 		return r;
 
 	if (arg_json) {
@@ -476,6 +481,9 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_kv_u64(stdout, &first, "input_devices", ninput);
 		json_kv_string(stdout, &first, "lock_step", lock_step);
 		json_kv_u64(stdout, &first, "external_suspends", external);
+		json_kv_string(stdout, &first, "lid", lid);
+		json_kv_string(stdout, &first, "lid_handler", lid_handler);
+		json_kv_bool(stdout, &first, "away", away);
 		json_key(stdout, &first, "sessions");
 		r = print_sessions(bus, true);
 		if (r < 0)
@@ -501,6 +509,8 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		r = print_sessions(bus, false);
 		if (r < 0)
 			return r;
+		printf("Lid:              %s, handled by %s%s\n", lid, lid_handler,
+		       away ? "; away: no idle timeout, built-in keyboard and touchpad ignored" : "");
 		printf("Lock step:        %s\n", strcmp(lock_step, "off") == 0 ? "off (LockBeforeSleep=no or no logind)"
 				: strcmp(lock_step, "pending") == 0 ? "pending: the next suspend locks the sessions first"
 				: strcmp(lock_step, "locking") == 0 ? "locking the sessions"

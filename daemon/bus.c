@@ -22,6 +22,7 @@
 static const char *const changed_names[] = {
 	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
 	"UserspaceAutosleep", "UserspaceAutosleepKnob", "Sessions", "LockStep", "ExternalSuspendCount",
+	"Lid", "LidHandler", "Away",
 };
 
 struct bus {
@@ -508,6 +509,9 @@ DEFINE_PROPERTY_GET(idle, "t", (uint64_t)activity_idle(mgr->activity))
 DEFINE_PROPERTY_GET(n_input_devices, "u", activity_n_devices(mgr->activity))
 DEFINE_PROPERTY_GET(lock_step, "s", lock_step_to_string(mgr->lock_step))
 DEFINE_PROPERTY_GET(external_suspend_count, "t", mgr->stats.results[SUSPEND_EXTERNAL])
+DEFINE_PROPERTY_GET(lid, "s", !mgr->lid_present ? "none" : mgr->lid_closed ? "closed" : "open")
+DEFINE_PROPERTY_GET(lid_handler, "s", mgr->lid_handler ? mgr->lid_handler : "autosleepd")
+DEFINE_PROPERTY_GET(away, "b", manager_away(mgr))
 
 static int property_get_sessions(sd_bus *bus, const char *path, const char *interface, const char *property,
 				 sd_bus_message *reply, void *userdata, sd_bus_error *error)
@@ -557,6 +561,12 @@ static const sd_bus_vtable manager_vtable[] = {
 	/* Suspends by logind (PrepareForSleep), not ours. */
 	SD_BUS_PROPERTY("ExternalSuspendCount", "t", property_get_external_suspend_count, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* "none" (no lid switch seen), "open" or "closed". */
+	SD_BUS_PROPERTY("Lid", "s", property_get_lid, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* Who handles the lid and the sleep key: "autosleepd", or logind, or another holder of handle-lid-switch. */
+	SD_BUS_PROPERTY("LidHandler", "s", property_get_lid_handler, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* The lid closed (undocked) or the sleep key pressed: no idle timeout, built-in input ignored. */
+	SD_BUS_PROPERTY("Away", "b", property_get_away, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLock", SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec),
 				SD_BUS_RESULT("h", fd), method_acquire_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReleaseWakeLock", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

@@ -44,6 +44,7 @@ enum config_key_id {
 	CONFIG_KEY_HONOR_IDLE_HINT,
 	CONFIG_KEY_LOCK_BEFORE_SLEEP,
 	CONFIG_KEY_LOCK_TIMEOUT,
+	CONFIG_KEY_HANDLE_LID,
 	_CONFIG_KEY_MAX,
 	_CONFIG_KEY_INVALID = -EINVAL,
 };
@@ -82,6 +83,7 @@ struct config {
 	bool honor_idle_hint;      /* an active local session with IdleHint=false holds us awake */
 	bool lock_before_sleep;    /* LockSessions() before the first suspend after user activity */
 	usec_t lock_timeout;       /* how long to wait for LockedHint=true */
+	bool handle_lid;           /* take logind's lid and sleep key inhibitors and handle them */
 
 	struct config_origin origin[_CONFIG_KEY_MAX];
 	unsigned n_assignments;

@@ -439,6 +439,108 @@ void manager_lock_done(struct manager *m, enum lock_step result)
 	}
 }
 
+void manager_set_lid_handler(struct manager *m, const char *other)
+{
+	char *copy = NULL;
+
+	if (other && !(copy = strdup(other)))
+		return;
+	free(m->lid_handler);
+	m->lid_handler = copy;
+	/* Someone else's lid now: whatever it does is theirs. */
+	if (other && m->lid_away) {
+		m->lid_away = false;
+		sessions_refresh(m->sessions);
+		bus_emit_changed(m->bus, "Away");
+	}
+	bus_emit_changed(m->bus, "LidHandler");
+}
+
+bool manager_away(const struct manager *m)
+{
+	return m->lid_away || m->key_away;
+}
+
+/* The user is gone: lock first, and suspend once no lease holds, without waiting out the idle timeout. */
+static void manager_went_away(struct manager *m)
+{
+	manager_user_active(m);
+	activity_away(m->activity);
+	sessions_refresh(m->sessions);
+	bus_emit_changed(m->bus, "Away");
+}
+
+void manager_lid_docked(struct manager *m, bool docked)
+{
+	m->docked = docked;
+	if (!m->lid_closed || m->lid_handler || m->lid_away)
+		return;
+	if (docked) {
+		/* As logind's HandleLidSwitchDocked=ignore: a dock or a second display means someone is working. */
+		log_info("Lid closed while docked: not an absence, carrying on");
+		return;
+	}
+	log_info("Lid closed: the user is gone; locking, and suspending as soon as no wake lock holds");
+	m->lid_away = true;
+	manager_went_away(m);
+}
+
+void manager_lid_switch(struct manager *m, bool closed)
+{
+	bool was_present = m->lid_present;
+
+	m->lid_present = true;
+	if (was_present && m->lid_closed == closed)
+		return;
+	m->lid_closed = closed;
+	bus_emit_changed(m->bus, "Lid");
+	if (!closed) {
+		if (!was_present)
+			return;
+		log_info("Lid opened: staying awake for a full idle period");
+		m->lid_away = m->key_away = false;
+		bus_emit_changed(m->bus, "Away");
+		activity_present(m->activity);
+		sessions_refresh(m->sessions);
+		return;
+	}
+	if (m->lid_handler) {
+		log_info("Lid closed; %s handles the lid, leaving it alone", m->lid_handler);
+		return;
+	}
+	if (m->logind)
+		logind_query_docked(m->logind);
+	else
+		manager_lid_docked(m, false);
+}
+
+void manager_sleep_key(struct manager *m)
+{
+	if (m->lid_handler) {
+		log_info("Sleep key; %s handles it, leaving it alone", m->lid_handler);
+		return;
+	}
+	if (m->key_away)
+		return;
+	log_info("Sleep key: the user is gone until the next input; locking, and suspending as soon as no wake lock holds");
+	m->key_away = true;
+	manager_went_away(m);
+}
+
+bool manager_input_counts(struct manager *m, bool builtin)
+{
+	/* The lid presses on the keyboard, or a bag on the touchpad: not a person. */
+	if (m->lid_away && builtin)
+		return false;
+	if (m->key_away) {
+		m->key_away = false;
+		log_info("Input after the sleep key: the user is back");
+		sessions_refresh(m->sessions);
+		bus_emit_changed(m->bus, "Away");
+	}
+	return true;
+}
+
 void manager_external_sleep(struct manager *m, bool start)
 {
 	struct suspend_report rep = { .result = SUSPEND_EXTERNAL };
@@ -768,9 +870,12 @@ int manager_startup(struct manager *m)
 			return log_error_errno(r, "Failed to hold for start-up: %m");
 	}
 
-	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor)) {
+	/* logind handles the lid until our inhibitor is held. */
+	m->lid_handler = strdup(m->config.handle_lid ? (m->bus ? "logind (until our inhibitor is held)" : "logind (no bus)")
+						     : "logind (HandleLid=no)");
+	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor || m->config.handle_lid)) {
 		r = logind_new(m, bus_get_sd_bus(m->bus), m->config.honor_inhibitors, m->config.hold_sleep_inhibitor,
-			       &m->logind);
+			       m->config.handle_lid, &m->logind);
 		if (r < 0)
 			log_warning_errno(r, "Failed to watch logind: %m, ignoring");
 		else if (m->config.honor_inhibitors)
@@ -851,6 +956,7 @@ struct manager *manager_free(struct manager *m)
 	notify_close();
 	kconfig_done(&m->kconfig);
 	config_done(&m->config);
+	free(m->lid_handler);
 	free(m);
 	return NULL;
 }

@@ -74,6 +74,11 @@ struct manager {
 	bool external_sleep;
 	usec_t external_boottime, external_monotonic;
 	uint64_t external_success0;
+	/* The lid and the sleep key (HandleLid=) */
+	char *lid_handler;   /* who handles the lid: NULL for us, else logind or another program */
+	bool lid_present, lid_closed, docked;
+	bool lid_away;       /* the lid closed, ours to handle, not docked: the user is gone */
+	bool key_away;       /* the sleep key, until the next input */
 };
 
 int manager_new(struct config *config, bool dry_run, struct manager **ret);
@@ -107,6 +112,18 @@ void manager_user_active(struct manager *m);
 void manager_lock_done(struct manager *m, enum lock_step result);
 /* logind's PrepareForSleep: a suspend that is not ours starts (true) or ended (false). */
 void manager_external_sleep(struct manager *m, bool start);
+
+/* Who handles the lid: NULL for us (our inhibitor is held), else a description. */
+void manager_set_lid_handler(struct manager *m, const char *other);
+/* From the input devices: SW_LID changed (or was read at start), or KEY_SLEEP/KEY_SUSPEND pressed. */
+void manager_lid_switch(struct manager *m, bool closed);
+void manager_sleep_key(struct manager *m);
+/* logind's answer to "Docked?", asked when the lid closed. */
+void manager_lid_docked(struct manager *m, bool docked);
+/* The lid is closed or the sleep key was pressed: the user is gone. */
+bool manager_away(const struct manager *m);
+/* Input from a device (builtin: the laptop's own keyboard or touchpad): false if it is to be ignored. */
+bool manager_input_counts(struct manager *m, bool builtin);
 
 /* Something the daemon cannot run without broke: log, and exit non-zero so systemd restarts us. */
 void manager_fatal(struct manager *m, int error, const char *what);

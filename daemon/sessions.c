@@ -91,7 +91,8 @@ static void sessions_update(struct sessions *s)
 	for (struct session *x = s->list; x; x = x->next) {
 		size_t len = strlen(why);
 
-		if (!session_keeps_awake(x))
+		/* A closed lid or the sleep key: whatever the desktop says, nobody looks at the screen. */
+		if (!session_keeps_awake(x) || manager_away(s->m))
 			continue;
 		snprintf(why + len, sizeof(why) - len, "%ssession %s of %s (%s) is active and not idle", n ? ", " : "",
 			 x->id, x->user, x->type);
@@ -99,6 +100,12 @@ static void sessions_update(struct sessions *s)
 	}
 	s->awake = n > 0;
 	manager_set_session_hold(s->m, n > 0, why);
+}
+
+void sessions_refresh(struct sessions *s)
+{
+	if (s)
+		sessions_update(s);
 }
 
 static void lock_finish(struct sessions *s, enum lock_step result)

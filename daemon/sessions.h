@@ -50,6 +50,9 @@ struct session_info {
 int sessions_new(struct manager *m, sd_bus *bus, bool honor_idle_hint, usec_t lock_timeout, struct sessions **ret);
 struct sessions *sessions_free(struct sessions *s);
 
+/* Tell the manager again whether a session holds us awake (none while the user is away). */
+void sessions_refresh(struct sessions *s);
+
 /* Start the lock step; the manager hears manager_lock_done() when it ended (maybe before this returns). */
 void sessions_lock(struct sessions *s);
 

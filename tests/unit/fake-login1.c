@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stddef.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -36,9 +39,113 @@ static int method_list_sessions(sd_bus_message *m, void *userdata, sd_bus_error 
 
 static int method_list_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
-	(void)userdata;
+	struct fake_login1 *f = userdata;
+	sd_bus_message *reply = NULL;
+	int r;
+
 	(void)error;
-	return sd_bus_reply_method_return(m, "a(ssssuu)", 0);
+	(void)fake_login1_count_inhibitors(f, "");
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(ssssuu)");
+	for (unsigned i = 0; r >= 0 && i < f->n_inhibitors; i++)
+		r = sd_bus_message_append(reply, "(ssssuu)", f->inhibitors[i].what, f->inhibitors[i].who, "test",
+					  f->inhibitors[i].mode, 0, f->inhibitors[i].pid);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static void inhibitors_changed(struct fake_login1 *f)
+{
+	(void)sd_bus_emit_properties_changed(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "BlockInhibited", NULL);
+}
+
+static int method_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+	sd_bus_creds *creds = NULL;
+	const char *what, *who, *why, *mode;
+	struct fake_inhibitor *x;
+	pid_t pid = 0;
+	int p[2], r;
+
+	r = sd_bus_message_read(m, "ssss", &what, &who, &why, &mode);
+	if (r < 0)
+		return r;
+	if (f->n_inhibitors >= FAKE_LOGIN1_INHIBITORS_MAX)
+		return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "too many inhibitors");
+	/* Its pid, as logind reports it: the daemon tells its own inhibitors from others' by it. */
+	if (sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID, &creds) >= 0)
+		(void)sd_bus_creds_get_pid(creds, &pid);
+	sd_bus_creds_unref(creds);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	x = &f->inhibitors[f->n_inhibitors++];
+	snprintf(x->what, sizeof(x->what), "%s", what);
+	snprintf(x->who, sizeof(x->who), "%s", who);
+	snprintf(x->mode, sizeof(x->mode), "%s", mode);
+	x->pid = (uint32_t)pid;
+	x->fd = p[0];
+	r = sd_bus_reply_method_return(m, "h", p[1]);
+	close(p[1]);
+	inhibitors_changed(f);
+	return r;
+}
+
+static int property_get_block_inhibited(sd_bus *bus, const char *path, const char *interface, const char *property,
+					sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+	char what[256] = "";
+
+	(void)bus;
+	(void)path;
+	(void)interface;
+	(void)property;
+	(void)error;
+	for (unsigned i = 0; i < f->n_inhibitors; i++)
+		if (strcmp(f->inhibitors[i].mode, "block") == 0)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s", what[0] ? ":" : "",
+				 f->inhibitors[i].what);
+	return sd_bus_message_append(reply, "s", what);
+}
+
+void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const char *who, uint32_t pid)
+{
+	struct fake_inhibitor *x;
+
+	if (f->n_inhibitors >= FAKE_LOGIN1_INHIBITORS_MAX)
+		return;
+	x = &f->inhibitors[f->n_inhibitors++];
+	snprintf(x->what, sizeof(x->what), "%s", what);
+	snprintf(x->who, sizeof(x->who), "%s", who);
+	snprintf(x->mode, sizeof(x->mode), "block");
+	x->pid = pid;
+	x->fd = -1;
+	inhibitors_changed(f);
+}
+
+unsigned fake_login1_count_inhibitors(struct fake_login1 *f, const char *what)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < f->n_inhibitors;) {
+		struct pollfd p = { .fd = f->inhibitors[i].fd };
+
+		if (p.fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLHUP)) {
+			close(p.fd);
+			f->inhibitors[i] = f->inhibitors[--f->n_inhibitors];
+			continue;
+		}
+		if (strcmp(f->inhibitors[i].what, what) == 0)
+			n++;
+		i++;
+	}
+	return n;
 }
 
 static int method_lock_sessions(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -100,6 +207,9 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_METHOD("ListSessions", "", "a(susso)", method_list_sessions, 0),
 	SD_BUS_METHOD("ListInhibitors", "", "a(ssssuu)", method_list_inhibitors, 0),
 	SD_BUS_METHOD("LockSessions", "", "", method_lock_sessions, 0),
+	SD_BUS_METHOD("Inhibit", "ssss", "h", method_inhibit, 0),
+	SD_BUS_PROPERTY("BlockInhibited", "s", property_get_block_inhibited, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Docked", "b", NULL, offsetof(struct fake_login1, docked), 0),
 	SD_BUS_SIGNAL("SessionNew", "so", 0),
 	SD_BUS_SIGNAL("SessionRemoved", "so", 0),
 	SD_BUS_SIGNAL("PrepareForSleep", "b", 0),
@@ -142,6 +252,10 @@ int fake_login1_start(struct fake_login1 *f, const char *address)
 
 void fake_login1_stop(struct fake_login1 *f)
 {
+	for (unsigned i = 0; i < f->n_inhibitors; i++)
+		if (f->inhibitors[i].fd >= 0)
+			close(f->inhibitors[i].fd);
+	f->n_inhibitors = 0;
 	for (unsigned i = 0; i < f->n; i++)
 		sd_bus_slot_unref(f->sessions[i].slot);
 	f->n = 0;

@@ -32,8 +32,21 @@ struct fake_session {
 	sd_bus_slot *slot;
 };
 
+struct fake_inhibitor {
+	char what[64];
+	char who[32];
+	char mode[8];
+	uint32_t pid;
+	int fd;             /* our end of a taker's fd (Inhibit), -1 for ones the test added */
+};
+
+#define FAKE_LOGIN1_INHIBITORS_MAX 8
+
 struct fake_login1 {
 	sd_bus *bus;
+	struct fake_inhibitor inhibitors[FAKE_LOGIN1_INHIBITORS_MAX];
+	unsigned n_inhibitors;
+	int docked;
 	struct fake_session sessions[FAKE_LOGIN1_SESSIONS_MAX];
 	unsigned n;
 	unsigned lock_calls;
@@ -55,3 +68,7 @@ void fake_login1_remove(struct fake_login1 *f, struct fake_session *s);
 /* Change a property and send PropertiesChanged, as logind does. */
 void fake_session_set(struct fake_session *s, const char *property, bool value);
 void fake_login1_prepare_for_sleep(struct fake_login1 *f, bool start);
+/* Another program's inhibitor, as ListInhibitors shows it; announced as logind does (BlockInhibited). */
+void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const char *who, uint32_t pid);
+/* Drop inhibitors whose taker closed its fd, as logind does; how many are left with what. */
+unsigned fake_login1_count_inhibitors(struct fake_login1 *f, const char *what);

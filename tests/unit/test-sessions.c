@@ -356,6 +356,69 @@ static void test_external_suspend(void **state)
 	close(fd);
 }
 
+static char *string_property(const char *name)
+{
+	char *s = NULL;
+
+	assert_true(sd_bus_get_property_string(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, name, NULL, &s) >= 0);
+	return s;
+}
+
+#define LID_WHAT "handle-lid-switch:handle-suspend-key"
+
+static void test_lid_inhibitor(void **state)
+{
+	char *handler;
+
+	(void)state;
+	start("LockBeforeSleep=no\n");
+	/* Ours, taken in block mode once logind listed nobody else's. */
+	assert_true(PUMP_UNTIL(fake_login1_count_inhibitors(&fake, LID_WHAT) == 1));
+	assert_string_equal(fake.inhibitors[0].mode, "block");
+	assert_true(PUMP_UNTIL(in_log("autosleepd handles the lid and the sleep key") >= 1));
+	handler = string_property("LidHandler");
+	assert_string_equal(handler, "autosleepd");
+	free(handler);
+
+	/* A desktop's power manager takes the lid: we let go of ours and say whose it is. */
+	fake_login1_add_inhibitor(&fake, "handle-power-key:handle-lid-switch", "gsd-power", 77);
+	assert_true(PUMP_UNTIL(fake_login1_count_inhibitors(&fake, LID_WHAT) == 0));
+	handler = string_property("LidHandler");
+	assert_string_equal(handler, "gsd-power (pid 77)");
+	free(handler);
+	assert_int_equal(in_log("gsd-power (pid 77) handles the lid now: leaving it alone"), 1);
+}
+
+static void test_lid_other_holder_first(void **state)
+{
+	char *handler;
+
+	(void)state;
+	fake_login1_add_inhibitor(&fake, "handle-lid-switch", "powerdevil", 55);
+	start("LockBeforeSleep=no\n");
+	assert_true(PUMP_UNTIL(in_log("No logind inhibitors keep us awake") == 1));
+	fake_login1_pump(&fake, 300);
+	assert_int_equal(fake_login1_count_inhibitors(&fake, LID_WHAT), 0);
+	handler = string_property("LidHandler");
+	assert_string_equal(handler, "powerdevil (pid 55)");
+	free(handler);
+}
+
+static void test_handle_lid_off(void **state)
+{
+	char *handler;
+
+	(void)state;
+	start("LockBeforeSleep=no\nHandleLid=no\n");
+	assert_true(PUMP_UNTIL(in_log("No logind inhibitors keep us awake") == 1));
+	fake_login1_pump(&fake, 300);
+	/* The old behaviour: logind keeps the lid and the sleep key. */
+	assert_int_equal(fake_login1_count_inhibitors(&fake, LID_WHAT), 0);
+	handler = string_property("LidHandler");
+	assert_string_equal(handler, "logind (HandleLid=no)");
+	free(handler);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +431,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_timeout, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_lock_off, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_external_suspend, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_lid_inhibitor, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_lid_other_holder_first, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_handle_lid_off, per_test_setup, per_test_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -454,6 +454,13 @@ void manager_set_lid_handler(struct manager *m, const char *other)
 		bus_emit_changed(m->bus, "Away");
 	}
 	bus_emit_changed(m->bus, "LidHandler");
+	/* Ours now, and already closed (a laptop started with its lid shut): as if it closed now. */
+	if (!other && m->lid_closed && !m->lid_away) {
+		if (m->logind)
+			logind_query_docked(m->logind);
+		else
+			manager_lid_docked(m, false);
+	}
 }
 
 bool manager_away(const struct manager *m)

@@ -168,17 +168,19 @@ static int session_read_property(struct session *x, sd_bus_message *m, const cha
 	const char *str;
 	int b, r;
 
-	if (strcmp(name, "Active") == 0 || strcmp(name, "IdleHint") == 0 || strcmp(name, "LockedHint") == 0 ||
-	    strcmp(name, "Remote") == 0) {
-		bool *field = name[0] == 'A' ? &x->active : name[0] == 'I' ? &x->idle : name[0] == 'L' ? &x->locked
-												     : &x->remote;
+	bool *flag = strcmp(name, "Active") == 0     ? &x->active
+		     : strcmp(name, "IdleHint") == 0   ? &x->idle
+		     : strcmp(name, "LockedHint") == 0 ? &x->locked
+		     : strcmp(name, "Remote") == 0     ? &x->remote
+						       : NULL;
 
+	if (flag) {
 		r = sd_bus_message_read(m, "v", "b", &b);
 		if (r < 0)
 			return r;
-		if (*field != !!b)
+		if (*flag != !!b)
 			*ret_changed = true;
-		*field = b;
+		*flag = b;
 		return 0;
 	}
 	if (strcmp(name, "Class") == 0 || strcmp(name, "Type") == 0) {

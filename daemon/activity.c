@@ -422,7 +422,7 @@ added:
 		a->devices->prev = d;
 	a->devices = d;
 	a->n_devices++;
-	log_info("Watching %s '%s' (%s%s%s)", node, name, d->user ? input_class_to_string(c) : "lid switch or sleep key",
+	log_info("Watching %s '%s' (%s)%s%s", node, name, d->user ? input_class_to_string(c) : "lid switch or sleep key",
 		 d->builtin ? ", built-in" : "", d->user && libevdev_has_event_code(d->dev, EV_SW, SW_LID) ? ", lid switch" : "");
 	manager_changed(a->m, "NInputDevices");
 	if (libevdev_has_event_code(d->dev, EV_SW, SW_LID))

@@ -510,8 +510,12 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		r = print_sessions(bus, false);
 		if (r < 0)
 			return r;
-		printf("Lid:              %s, handled by %s%s\n", lid, lid_handler,
-		       away ? "; away: no idle timeout, built-in keyboard and touchpad ignored" : "");
+		if (strcmp(lid, "none") == 0)
+			printf("Lid:              no lid switch seen; the sleep key is handled by %s%s\n", lid_handler,
+			       away ? "; away: no idle timeout" : "");
+		else
+			printf("Lid:              %s, handled by %s%s\n", lid, lid_handler,
+			       away ? "; away: no idle timeout, built-in keyboard and touchpad ignored" : "");
 		printf("Lock step:        %s\n", strcmp(lock_step, "off") == 0 ? "off (LockBeforeSleep=no or no logind)"
 				: strcmp(lock_step, "pending") == 0 ? "pending: the next suspend locks the sessions first"
 				: strcmp(lock_step, "locking") == 0 ? "locking the sessions"

@@ -274,6 +274,21 @@ def main():
                    "host: after an RTC wake the guest re-suspended in %.2f s (ResumeGraceSec=%.0f, allowed %.1f-%.1f s)"
                    % (g, args.resume_grace, args.resume_grace - 0.5, args.resume_grace + 2.5))
 
+    # "release-lock L" ... "locked L": the locker in the session got logind's
+    # Lock (it sends "locked L") before the suspend that followed the release.
+    lockeds = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("locked ")}
+    for t, m in marks:
+        if not m.startswith("release-lock "):
+            continue
+        label = m.split(" ", 1)[1]
+        s = next_after(suspends, t)
+        tl = lockeds.get(label)
+        if s is None or tl is None:
+            report(False, "host: %s: a lock (%s) and then a QMP SUSPEND after the release" % (label, tl is not None))
+            continue
+        report(t <= tl < s, "host: %s: the lock reached the session %.2f s after the release, %.2f s before QMP SUSPEND"
+               % (label, tl - t, s - tl))
+
     starts = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("hold-start ")}
     for t_end, m in marks:
         if not m.startswith("hold-end "):

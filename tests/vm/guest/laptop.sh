@@ -43,6 +43,8 @@ dbus-monitor --system "type=signal,interface=org.freedesktop.login1.Session,memb
 		touch /run/vmtest-locker-ready
 		case $l in *member=Lock)
 			cat /sys/power/suspend_stats/success > /run/vmtest-locked-at
+			# For the host, which times it against QMP SUSPEND.
+			echo "@mark locked session" > /dev/ttyS1
 			busctl call org.freedesktop.login1 /org/freedesktop/login1/session/auto \
 				org.freedesktop.login1.Session SetLockedHint b true ;;
 		esac
@@ -95,6 +97,7 @@ s0=$(stat_ success); f0=$(stat_ fail)
 check "SetIdleHint(true) from inside the session" set_hint SetIdleHint true
 check "autosleepd let go of session-active" wait_until 50 eval '! have_lease'
 arm_rtc 8
+mark "release-lock session"
 release
 check "autosleepd suspended once the session was idle" wait_cycle "$s0" "$f0"
 check "the lock reached the session before the suspend (suspends when it arrived: $(cat /run/vmtest-locked-at 2>/dev/null || echo none), before: $s0)" \

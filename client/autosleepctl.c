@@ -32,7 +32,8 @@ static void help(void)
 	       "Control autosleepd, the opportunistic suspend daemon.\n\n"
 	       "Commands:\n"
 	       "  status                 Show state, wake locks, recent cycles, the kernel's mode for\n"
-	       "                         frequent suspend (compile-time, runtime-knob or none)\n"
+	       "                         frequent suspend (compile-time, runtime-knob or none), logind's\n"
+	       "                         sessions, the lid and the lock step\n"
 	       "  list                   List wake locks\n"
 	       "  hold [OPTIONS] -- CMD  Hold a wake lock while CMD runs; exit with its status\n"
 	       "  stats                  Show per-lock and suspend statistics\n"
@@ -265,7 +266,12 @@ static int print_recent(sd_bus_message *m, unsigned max)
 			continue;
 		}
 		format_time(t, sizeof(t), when);
-		printf("  #%-6" PRIu64 " %s  %-12s slept %-10s %s%s\n", attempt, t, result,
+		/* logind's suspends are no attempts of ours and have no number. */
+		if (strcmp(result, "external") == 0)
+			printf("  %-7s %s  %-12s slept %-10s %s\n", "-", t, result, format_timespan(a, sizeof(a), asleep),
+			       reason);
+		else
+			printf("  #%-6" PRIu64 " %s  %-12s slept %-10s %s%s\n", attempt, t, result,
 		       format_timespan(a, sizeof(a), asleep), *error ? error : reason, "");
 	}
 	if (r < 0)
@@ -412,10 +418,71 @@ static void print_battery(double share, const double drain[2], const double powe
 	printf("\n");
 }
 
+/*
+ * logind's sessions as autosleepd sees them: JSON, or one line per session
+ * with the ones keeping the machine awake first.
+ */
+static int print_sessions(sd_bus *bus, bool json)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+	const char *id, *user, *class, *type;
+	int active, remote, idle, locked, counts;
+	bool first_row = true;
+	unsigned n = 0;
+	uint32_t uid;
+	int r;
+
+	r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Sessions", &e, &m, "a(susssbbbbb)");
+	if (r < 0)
+		return bus_fail("read Sessions", &e, r);
+	r = sd_bus_message_enter_container(m, 'a', "(susssbbbbb)");
+	if (r < 0)
+		return r;
+	if (json)
+		fputc('[', stdout);
+	while ((r = sd_bus_message_read(m, "(susssbbbbb)", &id, &uid, &user, &class, &type, &active, &remote, &idle,
+					&locked, &counts)) > 0) {
+		if (json) {
+			bool first = true;
+
+			json_object_in_array(stdout, &first_row);
+			json_kv_string(stdout, &first, "id", id);
+			json_kv_u64(stdout, &first, "uid", uid);
+			json_kv_string(stdout, &first, "user", user);
+			json_kv_string(stdout, &first, "class", class);
+			json_kv_string(stdout, &first, "type", type);
+			json_kv_bool(stdout, &first, "active", active);
+			json_kv_bool(stdout, &first, "remote", remote);
+			json_kv_bool(stdout, &first, "idle", idle);
+			json_kv_bool(stdout, &first, "locked", locked);
+			json_kv_bool(stdout, &first, "counts", counts);
+			json_kv_bool(stdout, &first, "keeps_awake", counts && active && !idle);
+			fputc('}', stdout);
+			continue;
+		}
+		printf("%s %-6s %-10s %-8s %-8s %s, %s%s%s\n", n++ ? "                 " : "Sessions:        ", id, user,
+		       class, type, active ? "active" : "inactive", idle ? "idle" : "not idle", locked ? ", locked" : "",
+		       !counts			 ? (remote ? " (remote: does not count)" : " (not graphical: does not count)")
+		       : active && !idle ? " <- keeps the machine awake"
+					 : "");
+	}
+	if (r < 0)
+		return r;
+	if (json)
+		fputc(']', stdout);
+	else if (n == 0)
+		printf("Sessions:         none\n");
+	return 0;
+}
+
 static int verb_status(sd_bus *bus, int argc, char **argv)
 {
-	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL, *mode = NULL;
+	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL, *mode = NULL, *lock_step = NULL;
+	_cleanup_free_ char *lid = NULL, *lid_handler = NULL;
+	int away = 0;
 	struct stats_out o = { .first_lock = true, .first_key = true, .recent_max = 5 };
+	uint64_t external = 0;
 	int enabled = 0, wakelocks = 0;
 	int32_t knob = -1;
 	uint64_t count = 0, idle = 0, idle_timeout = 0;
@@ -439,7 +506,12 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	    (r = get_trivial_property(bus, "BatteryDrainAwake", 'd', &drain[0])) < 0 ||
 	    (r = get_trivial_property(bus, "BatteryDrainAsleep", 'd', &drain[1])) < 0 ||
 	    (r = get_trivial_property(bus, "BatteryPowerAwake", 'd', &power[0])) < 0 ||
-	    (r = get_trivial_property(bus, "BatteryPowerAsleep", 'd', &power[1])) < 0)
+	    (r = get_trivial_property(bus, "BatteryPowerAsleep", 'd', &power[1])) < 0 ||
+	    (r = get_string_property(bus, "LockStep", &lock_step)) < 0 ||
+	    (r = get_trivial_property(bus, "ExternalSuspendCount", 't', &external)) < 0 ||
+	    (r = get_string_property(bus, "Lid", &lid)) < 0 ||
+	    (r = get_string_property(bus, "LidHandler", &lid_handler)) < 0 ||
+	    (r = get_trivial_property(bus, "Away", 'b', &away)) < 0)
 		return r;
 
 	if (arg_json) {
@@ -466,6 +538,15 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_kv_figure(stdout, &first, "drain_asleep_percent_per_hour", drain[1]);
 		json_kv_figure(stdout, &first, "drain_awake_mw", power[0]);
 		json_kv_figure(stdout, &first, "drain_asleep_mw", power[1]);
+		json_kv_string(stdout, &first, "lock_step", lock_step);
+		json_kv_u64(stdout, &first, "external_suspends", external);
+		json_kv_string(stdout, &first, "lid", lid);
+		json_kv_string(stdout, &first, "lid_handler", lid_handler);
+		json_kv_bool(stdout, &first, "away", away);
+		json_key(stdout, &first, "sessions");
+		r = print_sessions(bus, true);
+		if (r < 0)
+			return r;
 		json_key(stdout, &first, "locks");
 		r = print_locks(bus, true);
 		if (r < 0)
@@ -473,7 +554,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_key(stdout, &first, "recent");
 	} else {
 		printf("State:            %s%s\n", state, enabled ? "" : " (disabled)");
-		printf("Suspends:         %" PRIu64 "\n", count);
+		printf("Suspends:         %" PRIu64 " (and %" PRIu64 " by logind, not ours)\n", count, external);
 		printf("Last wake reason: %s\n", reason);
 		printf("Wake locks:       %" PRIu32 "\n", nlocks);
 		if (idle_timeout > 0) {
@@ -485,6 +566,21 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		} else
 			printf("User input:       not followed\n");
 		print_battery(share, drain, power);
+		r = print_sessions(bus, false);
+		if (r < 0)
+			return r;
+		if (strcmp(lid, "none") == 0)
+			printf("Lid:              no lid switch seen; the sleep key is handled by %s%s\n", lid_handler,
+			       away ? "; away: no idle timeout" : "");
+		else
+			printf("Lid:              %s, handled by %s%s\n", lid, lid_handler,
+			       away ? "; away: no idle timeout, built-in keyboard and touchpad ignored" : "");
+		printf("Lock step:        %s\n", strcmp(lock_step, "off") == 0 ? "off (LockBeforeSleep=no or no logind)"
+				: strcmp(lock_step, "pending") == 0 ? "pending: the next suspend locks the sessions first"
+				: strcmp(lock_step, "locking") == 0 ? "locking the sessions"
+				: strcmp(lock_step, "locked") == 0 ? "ran: every graphical session locked"
+				: strcmp(lock_step, "timed-out") == 0 ? "ran: timed out waiting for a session to lock"
+				: strcmp(lock_step, "failed") == 0 ? "ran: LockSessions() failed" : lock_step);
 		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", kernel,
 		       wakelocks ? "available" : "missing (locks are held in-process only)");
 		if (knob < 0)

@@ -31,6 +31,8 @@ struct input_device {
 	struct libevdev *dev;
 	bool watched; /* registered in the activity epoll */
 	bool paused;
+	bool user;    /* its events are user input (a keyboard, pointer...); else only a lid switch or sleep key */
+	bool builtin; /* the laptop's own keyboard or touchpad (i8042, I2C, SPI, RMI, platform) */
 	struct input_device *prev, *next;
 };
 
@@ -181,12 +183,15 @@ static void activity_input(struct activity *a, struct input_device *d)
 	usec_t t = now(CLOCK_MONOTONIC);
 	int r;
 
+	if (!manager_input_counts(a->m, d->builtin))
+		return;
 	/* Once per busy spell, so "why is it not sleeping?" has an answer in the journal. */
 	if (!a->seen_input ||
 	    idle_clock_idle(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep) >= a->m->config.idle_timeout)
 		log_info("User input on %s '%s': staying awake until %llus after the last event", d->node,
 			 libevdev_get_name(d->dev), (unsigned long long)(a->m->config.idle_timeout / USEC_PER_SEC));
 	a->seen_input = true;
+	manager_user_active(a->m);
 	idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
 	if (refresh_limiter_event(&a->limiter, t)) {
 		activity_hold(a, a->m->config.idle_timeout);
@@ -248,6 +253,21 @@ static void device_pause(struct activity *a, struct input_device *d)
 	(void)sd_event_source_set_enabled(a->unpause_timer, SD_EVENT_ONESHOT);
 }
 
+/* The lid and the sleep key are no user input: they say the user is gone or back. Returns true if ev was one. */
+static bool device_switch_event(struct input_device *d, const struct input_event *ev)
+{
+	if (ev->type == EV_SW && ev->code == SW_LID) {
+		manager_lid_switch(d->a->m, ev->value != 0);
+		return true;
+	}
+	if (ev->type == EV_KEY && (ev->code == KEY_SLEEP || ev->code == KEY_SUSPEND)) {
+		if (ev->value == 1)
+			manager_sleep_key(d->a->m);
+		return true;
+	}
+	return false;
+}
+
 static void on_device(struct input_device *d, uint32_t revents)
 {
 	struct activity *a = d->a;
@@ -259,15 +279,20 @@ static void on_device(struct input_device *d, uint32_t revents)
 		rc = libevdev_next_event(d->dev, LIBEVDEV_READ_FLAG_NORMAL, &ev);
 		if (rc == LIBEVDEV_READ_STATUS_SYNC) {
 			/* SYN_DROPPED: the kernel buffer overflowed, which takes input. Resync. */
-			user = true;
+			user = d->user;
 			a->overflows++;
-			while (rc == LIBEVDEV_READ_STATUS_SYNC)
+			while (rc == LIBEVDEV_READ_STATUS_SYNC) {
 				rc = libevdev_next_event(d->dev, LIBEVDEV_READ_FLAG_SYNC, &ev);
+				if (rc == LIBEVDEV_READ_STATUS_SYNC)
+					(void)device_switch_event(d, &ev);
+			}
 			continue;
 		}
 		if (rc != LIBEVDEV_READ_STATUS_SUCCESS)
 			break;
-		if (ev.type == EV_KEY || ev.type == EV_REL || ev.type == EV_ABS) {
+		if (device_switch_event(d, &ev))
+			continue;
+		if (d->user && (ev.type == EV_KEY || ev.type == EV_REL || ev.type == EV_ABS)) {
 			a->events++;
 			user = true;
 		}
@@ -355,7 +380,31 @@ static void device_add(struct activity *a, const char *node, bool quiet)
 	}
 	name = libevdev_get_name(d->dev);
 	c = input_class_of(d->dev);
-	if (c == INPUT_CLASS_NONE || !(a->m->config.input_classes & (1u << c)) || ignored(a, name)) {
+	d->user = c != INPUT_CLASS_NONE && (a->m->config.input_classes & (1u << c)) && !ignored(a, name);
+	switch (libevdev_get_id_bustype(d->dev)) {
+	case BUS_I8042:
+	case BUS_I2C:
+	case BUS_SPI:
+	case BUS_RMI:
+	case BUS_HOST:
+		d->builtin = true;
+		break;
+	default:
+		break;
+	}
+	/* A lid switch or sleep button is watched for those alone (never as input). */
+	if (!d->user && (libevdev_has_event_code(d->dev, EV_SW, SW_LID) ||
+			 libevdev_has_event_code(d->dev, EV_KEY, KEY_SLEEP) ||
+			 libevdev_has_event_code(d->dev, EV_KEY, KEY_SUSPEND))) {
+		r = device_watch(d, true);
+		if (r < 0) {
+			log_warning_errno(r, "Failed to watch %s: %m, ignoring", path);
+			device_free(d);
+			return;
+		}
+		goto added;
+	}
+	if (!d->user) {
 		log_full(quiet ? LOG_DEBUG : LOG_INFO, "Not watching %s '%s' (%s%s)", node, name, input_class_to_string(c),
 			 c == INPUT_CLASS_NONE ? ": not user input" : ", by configuration");
 		device_free(d);
@@ -367,13 +416,17 @@ static void device_add(struct activity *a, const char *node, bool quiet)
 		device_free(d);
 		return;
 	}
+added:
 	d->next = a->devices;
 	if (a->devices)
 		a->devices->prev = d;
 	a->devices = d;
 	a->n_devices++;
-	log_info("Watching %s '%s' (%s)", node, name, input_class_to_string(c));
+	log_info("Watching %s '%s' (%s)%s%s", node, name, d->user ? input_class_to_string(c) : "lid switch or sleep key",
+		 d->builtin ? ", built-in" : "", d->user && libevdev_has_event_code(d->dev, EV_SW, SW_LID) ? ", lid switch" : "");
 	manager_changed(a->m, "NInputDevices");
+	if (libevdev_has_event_code(d->dev, EV_SW, SW_LID))
+		manager_lid_switch(a->m, libevdev_get_event_value(d->dev, EV_SW, SW_LID) != 0);
 }
 
 static void activity_scan(struct activity *a, bool quiet)
@@ -431,13 +484,45 @@ void activity_resumed(struct activity *a, const char *wake_reason)
 	for (tok = copy ? strtok_r(copy, " \t", &saveptr) : NULL; tok; tok = strtok_r(NULL, " \t", &saveptr))
 		if (strstr(wake_reason, tok))
 			by_input = true;
-	if (by_input) {
+	/* With the lid closed, a wake by the keyboard under it is no user. */
+	if (by_input && !manager_away(a->m)) {
 		log_info("Woken by input (%s): staying awake for a full idle period", wake_reason);
+		manager_user_active(a->m);
 		idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
 		activity_hold(a, a->m->config.idle_timeout);
 	} else if (a->m->config.resume_grace > 0) {
 		activity_hold(a, a->m->config.resume_grace);
 	}
+}
+
+void activity_away(struct activity *a)
+{
+	usec_t t;
+
+	if (!a)
+		return;
+	a->limiter.pending = false;
+	if (a->flush_timer)
+		(void)sd_event_source_set_enabled(a->flush_timer, SD_EVENT_OFF);
+	t = now(CLOCK_BOOTTIME);
+	if (a->kernel && t < a->hold_until) {
+		if (wakelock_unlock(a->lock_name) < 0)
+			log_warning("Failed to drop kernel wake lock '%s', ignoring", a->lock_name);
+		a->hold_until = t;
+		activity_sync_stats(a);
+	}
+	if (a->lease) {
+		(void)manager_release(a->m, a->lease, "the user is gone");
+		a->lease = 0;
+	}
+}
+
+void activity_present(struct activity *a)
+{
+	if (!a)
+		return;
+	idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
+	activity_hold(a, a->m->config.idle_timeout);
 }
 
 usec_t activity_idle(struct activity *a)

@@ -26,6 +26,11 @@ struct activity *activity_free(struct activity *a);
 /* After a resume: a full idle period if an input device woke us, else ResumeGraceSec. */
 void activity_resumed(struct activity *a, const char *wake_reason);
 
+/* The user is gone (lid closed, sleep key): drop the hold, so only leases keep the machine awake. */
+void activity_away(struct activity *a);
+/* The user is here (lid opened): a full idle period, as for input. */
+void activity_present(struct activity *a);
+
 /* For status and statistics. */
 usec_t activity_idle(struct activity *a);
 unsigned activity_n_devices(struct activity *a);

@@ -15,6 +15,7 @@
 #include "manager.h"
 #include "lease-store.h"
 #include "peers.h"
+#include "sessions.h"
 #include "polkit.h"
 
 /* Properties that change together are sent in one PropertiesChanged per loop iteration. */
@@ -22,6 +23,7 @@ static const char *const changed_names[] = {
 	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
 	"UserspaceAutosleep", "UserspaceAutosleepKnob",
 	"AsleepShare", "BatteryDrainAwake", "BatteryDrainAsleep", "BatteryPowerAwake", "BatteryPowerAsleep",
+	"Sessions", "LockStep", "ExternalSuspendCount", "Lid", "LidHandler", "Away",
 };
 
 struct bus {
@@ -399,6 +401,8 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 				  "LateCancels", "t", s->results[SUSPEND_LATE_CANCEL], "Failures", "t",
 				  s->results[SUSPEND_FAILURE], "TimeAsleepUSec", "t", (uint64_t)s->total_asleep);
 	if (r >= 0)
+		r = sd_bus_message_append(reply, "{sv}", "ExternalSuspends", "t", s->results[SUSPEND_EXTERNAL]);
+	if (r >= 0)
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "InputEvents", "t", activity_events(mgr->activity),
 					  "InputOverflows", "t", activity_overflows(mgr->activity), "ActivityHoldWrites", "t",
 					  activity_writes(mgr->activity));
@@ -523,6 +527,27 @@ DEFINE_PROPERTY_GET(userspace_autosleep_knob, "i", (int32_t)mgr->knob.value)
 DEFINE_PROPERTY_GET(idle_timeout, "t", (uint64_t)(mgr->activity ? mgr->config.idle_timeout : 0))
 DEFINE_PROPERTY_GET(idle, "t", (uint64_t)activity_idle(mgr->activity))
 DEFINE_PROPERTY_GET(n_input_devices, "u", activity_n_devices(mgr->activity))
+DEFINE_PROPERTY_GET(lock_step, "s", lock_step_to_string(mgr->lock_step))
+DEFINE_PROPERTY_GET(external_suspend_count, "t", mgr->stats.results[SUSPEND_EXTERNAL])
+DEFINE_PROPERTY_GET(lid, "s", !mgr->lid_present ? "none" : mgr->lid_closed ? "closed" : "open")
+DEFINE_PROPERTY_GET(lid_handler, "s", mgr->lid_handler ? mgr->lid_handler : "autosleepd")
+DEFINE_PROPERTY_GET(away, "b", manager_away(mgr))
+
+static int property_get_sessions(sd_bus *bus, const char *path, const char *interface, const char *property,
+				 sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+	struct session_info si;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(susssbbbbb)");
+	for (unsigned i = 0; r >= 0 && sessions_get(mgr->sessions, i, &si); i++)
+		r = sd_bus_message_append(reply, "(susssbbbbb)", si.id, si.uid, si.user, si.class, si.type, si.active,
+					  si.remote, si.idle, si.locked, si.counts);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
+}
 
 /* The battery figures of the last hour; -1 where there is none (see battery-drain.h). */
 static double battery_figure(const struct battery_drain_summary *s, const char *property)
@@ -580,6 +605,23 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("BatteryDrainAsleep", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("BatteryPowerAwake", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("BatteryPowerAsleep", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/*
+	 * logind's sessions: id, uid, user, class, type, active, remote, idle,
+	 * locked, and whether it counts (an active one that counts and is not
+	 * idle keeps us awake).
+	 */
+	SD_BUS_PROPERTY("Sessions", "a(susssbbbbb)", property_get_sessions, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* "off", "pending", "locking", "locked", "timed-out" or "failed". */
+	SD_BUS_PROPERTY("LockStep", "s", property_get_lock_step, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* Suspends by logind (PrepareForSleep), not ours. */
+	SD_BUS_PROPERTY("ExternalSuspendCount", "t", property_get_external_suspend_count, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* "none" (no lid switch seen), "open" or "closed". */
+	SD_BUS_PROPERTY("Lid", "s", property_get_lid, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* Who handles the lid and the sleep key: "autosleepd", or logind, or another holder of handle-lid-switch. */
+	SD_BUS_PROPERTY("LidHandler", "s", property_get_lid_handler, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* The lid closed (undocked) or the sleep key pressed: no idle timeout, built-in input ignored. */
+	SD_BUS_PROPERTY("Away", "b", property_get_away, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLock", SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec),
 				SD_BUS_RESULT("h", fd), method_acquire_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReleaseWakeLock", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

@@ -33,6 +33,10 @@ void config_init(struct config *c)
 		.startup_hold = 5 * USEC_PER_SEC,
 		.honor_inhibitors = true,
 		.hold_sleep_inhibitor = false,
+		.honor_idle_hint = true,
+		.lock_before_sleep = true,
+		.lock_timeout = 2 * USEC_PER_SEC,
+		.handle_lid = true,
 		.idle_timeout = 30 * USEC_PER_SEC,
 		.resume_grace = 5 * USEC_PER_SEC,
 		.input_classes = (1u << INPUT_CLASS_KEYBOARD) | (1u << INPUT_CLASS_POINTER) | (1u << INPUT_CLASS_TOUCHPAD) |
@@ -337,6 +341,11 @@ static const struct config_key config_keys[_CONFIG_KEY_MAX] = {
 	KEY(CONFIG_KEY_HONOR_INHIBITORS, "Logind", "HonorInhibitors", parse_bool, honor_inhibitors, "a boolean"),
 	KEY(CONFIG_KEY_HOLD_SLEEP_INHIBITOR, "Logind", "HoldSleepInhibitor", parse_bool, hold_sleep_inhibitor,
 	    "a boolean"),
+	KEY(CONFIG_KEY_HONOR_IDLE_HINT, "Logind", "HonorIdleHint", parse_bool, honor_idle_hint, "a boolean"),
+	KEY(CONFIG_KEY_LOCK_BEFORE_SLEEP, "Logind", "LockBeforeSleep", parse_bool, lock_before_sleep, "a boolean"),
+	KEY(CONFIG_KEY_LOCK_TIMEOUT, "Logind", "LockTimeoutSec", parse_usec, lock_timeout,
+	    "a time span from 1ms to 1min", .min = USEC_PER_MSEC, .max = USEC_PER_MINUTE),
+	KEY(CONFIG_KEY_HANDLE_LID, "Logind", "HandleLid", parse_bool, handle_lid, "a boolean"),
 };
 
 static bool section_known(const char *section)

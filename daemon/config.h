@@ -41,6 +41,10 @@ enum config_key_id {
 	CONFIG_KEY_INPUT_WAKE_SOURCES,
 	CONFIG_KEY_HONOR_INHIBITORS,
 	CONFIG_KEY_HOLD_SLEEP_INHIBITOR,
+	CONFIG_KEY_HONOR_IDLE_HINT,
+	CONFIG_KEY_LOCK_BEFORE_SLEEP,
+	CONFIG_KEY_LOCK_TIMEOUT,
+	CONFIG_KEY_HANDLE_LID,
 	_CONFIG_KEY_MAX,
 	_CONFIG_KEY_INVALID = -EINVAL,
 };
@@ -76,6 +80,10 @@ struct config {
 	/* [Logind] */
 	bool honor_inhibitors;
 	bool hold_sleep_inhibitor;
+	bool honor_idle_hint;      /* an active local session with IdleHint=false holds us awake */
+	bool lock_before_sleep;    /* LockSessions() before the first suspend after user activity */
+	usec_t lock_timeout;       /* how long to wait for LockedHint=true */
+	bool handle_lid;           /* take logind's lid and sleep key inhibitors and handle them */
 
 	struct config_origin origin[_CONFIG_KEY_MAX];
 	unsigned n_assignments;

@@ -21,6 +21,10 @@ struct logind {
 	bool honor;
 	bool hold;
 	bool held;
+	bool handle_lid;
+	int lid_fd;         /* our handle-lid-switch:handle-suspend-key inhibitor */
+	bool lid_pending;
+	sd_bus_slot *docked_slot;
 	int inhibit_fd;
 	bool inhibit_pending;
 	sd_bus_slot *props_slot;
@@ -28,17 +32,15 @@ struct logind {
 	sd_bus_slot *list_slot;
 };
 
-bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, unsigned self)
+/* Whether the colon-separated list what names word. */
+static bool what_has(const char *what, const char *word)
 {
-	const char *p = what;
+	size_t len = strlen(word);
 
-	/* Our own inhibitor must not keep us awake, or our locks would never end. */
-	if (strcmp(mode, "block") != 0 || pid == self)
-		return false;
-	while (*p) {
+	for (const char *p = what; *p;) {
 		size_t n = strcspn(p, ":");
 
-		if ((n == 5 && strncmp(p, "sleep", 5) == 0) || (n == 4 && strncmp(p, "idle", 4) == 0))
+		if (n == len && strncmp(p, word, n) == 0)
 			return true;
 		p += n;
 		if (*p == ':')
@@ -47,11 +49,103 @@ bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, u
 	return false;
 }
 
+bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, unsigned self)
+{
+	/* Our own inhibitor must not keep us awake, or our locks would never end. */
+	if (strcmp(mode, "block") != 0 || pid == self)
+		return false;
+	return what_has(what, "sleep") || what_has(what, "idle");
+}
+
+bool logind_inhibitor_takes_lid(const char *what, const char *mode, unsigned pid, unsigned self)
+{
+	return strcmp(mode, "block") == 0 && pid != self && what_has(what, "handle-lid-switch");
+}
+
+static int on_lid_inhibit(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	int fd;
+
+	(void)ret_error;
+	l->lid_pending = false;
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		log_warning("Failed to take logind's lid and sleep key inhibitor: %s; logind handles them",
+			    sd_bus_message_get_error(reply)->message);
+		manager_set_lid_handler(l->manager, "logind (our inhibitor was refused)");
+		return 0;
+	}
+	if (sd_bus_message_read(reply, "h", &fd) < 0)
+		return 0;
+	l->lid_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (l->lid_fd < 0) {
+		log_warning_errno(negative_errno(), "Failed to keep the lid inhibitor fd: %m; logind handles the lid");
+		manager_set_lid_handler(l->manager, "logind (our inhibitor was lost)");
+		return 0;
+	}
+	log_info("Holding logind's handle-lid-switch and handle-suspend-key: autosleepd handles the lid and the sleep key");
+	manager_set_lid_handler(l->manager, NULL);
+	return 0;
+}
+
+/* Take the lid unless other is someone else who holds it; then leave it to them. */
+static void logind_claim_lid(struct logind *l, const char *other)
+{
+	int r;
+
+	if (!l->handle_lid)
+		return;
+	if (other) {
+		if (l->lid_fd >= 0 || l->lid_pending)
+			log_info("%s handles the lid now: leaving it alone", other);
+		l->lid_fd = safe_close(l->lid_fd);
+		manager_set_lid_handler(l->manager, other);
+		return;
+	}
+	if (l->lid_fd >= 0 || l->lid_pending)
+		return;
+	r = sd_bus_call_method_async(l->bus, NULL, LOGIND_NAME, LOGIND_PATH, LOGIND_INTERFACE, "Inhibit", on_lid_inhibit,
+				     l, "ssss", "handle-lid-switch:handle-suspend-key", "autosleepd",
+				     "autosleepd handles the lid and the sleep key", "block");
+	if (r < 0)
+		log_warning_errno(r, "Failed to ask logind for the lid inhibitor: %m; logind handles the lid");
+	else
+		l->lid_pending = true;
+}
+
+static int on_docked(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	int docked = 0;
+
+	(void)ret_error;
+	l->docked_slot = sd_bus_slot_unref(l->docked_slot);
+	/* Unknown counts as undocked: a closed lid is the common case of absence. */
+	if (!sd_bus_message_is_method_error(reply, NULL))
+		(void)sd_bus_message_read(reply, "v", "b", &docked);
+	manager_lid_docked(l->manager, docked);
+	return 0;
+}
+
+void logind_query_docked(struct logind *l)
+{
+	int r;
+
+	l->docked_slot = sd_bus_slot_unref(l->docked_slot);
+	/* logind announces no change of Docked: ask when the lid closes. */
+	r = sd_bus_call_method_async(l->bus, &l->docked_slot, LOGIND_NAME, LOGIND_PATH, "org.freedesktop.DBus.Properties",
+				     "Get", on_docked, l, "ss", LOGIND_INTERFACE, "Docked");
+	if (r < 0) {
+		log_warning_errno(r, "Failed to ask logind whether we are docked: %m, assuming not");
+		manager_lid_docked(l->manager, false);
+	}
+}
+
 static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
 	struct logind *l = userdata;
 	const char *what, *who, *why, *mode;
-	char desc[256] = "";
+	char desc[256] = "", lid_other[160] = "";
 	unsigned blocking = 0;
 	uint32_t uid, pid;
 	int r;
@@ -60,14 +154,17 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 	l->list_slot = sd_bus_slot_unref(l->list_slot);
 	if (sd_bus_message_is_method_error(reply, NULL)) {
 		/* logind gone: nothing of its can hold us any more. */
-		manager_set_logind_block(l->manager, false, NULL);
+		if (l->honor)
+			manager_set_logind_block(l->manager, false, NULL);
 		return 0;
 	}
 	r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
 	if (r < 0)
 		goto fail;
 	while ((r = sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0) {
-		if (!logind_inhibitor_blocks(what, mode, pid, (unsigned)getpid()))
+		if (!lid_other[0] && logind_inhibitor_takes_lid(what, mode, pid, (unsigned)getpid()))
+			snprintf(lid_other, sizeof(lid_other), "%s (pid %u)", who, (unsigned)pid);
+		if (!l->honor || !logind_inhibitor_blocks(what, mode, pid, (unsigned)getpid()))
 			continue;
 		if (blocking++ == 0)
 			snprintf(desc, sizeof(desc), "logind inhibitor by %s (%s): %s", who, what, why);
@@ -79,7 +176,9 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 
 		snprintf(desc + n, sizeof(desc) - n, " and %u more", blocking - 1);
 	}
-	manager_set_logind_block(l->manager, blocking > 0, desc);
+	if (l->honor)
+		manager_set_logind_block(l->manager, blocking > 0, desc);
+	logind_claim_lid(l, lid_other[0] ? lid_other : NULL);
 	return 0;
 fail:
 	log_warning_errno(r, "Failed to parse logind inhibitor list: %m, ignoring");
@@ -90,7 +189,7 @@ static void logind_refresh(struct logind *l)
 {
 	int r;
 
-	if (!l->honor)
+	if (!l->honor && !l->handle_lid)
 		return;
 	/* A newer answer supersedes an older question. */
 	l->list_slot = sd_bus_slot_unref(l->list_slot);
@@ -115,8 +214,9 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 
 	(void)m;
 	(void)ret_error;
-	/* A restarted logind forgot our inhibitor; take it again. */
+	/* A restarted logind forgot our inhibitors; take them again. */
 	l->inhibit_fd = safe_close(l->inhibit_fd);
+	l->lid_fd = safe_close(l->lid_fd);
 	logind_set_held(l, l->held);
 	logind_refresh(l);
 	return 0;
@@ -169,7 +269,7 @@ void logind_set_held(struct logind *l, bool held)
 		l->inhibit_pending = true;
 }
 
-int logind_new(struct manager *m, sd_bus *bus, bool honor, bool hold, struct logind **ret)
+int logind_new(struct manager *m, sd_bus *bus, bool honor, bool hold, bool handle_lid, struct logind **ret)
 {
 	struct logind *l;
 	int r;
@@ -181,7 +281,9 @@ int logind_new(struct manager *m, sd_bus *bus, bool honor, bool hold, struct log
 	l->bus = sd_bus_ref(bus);
 	l->honor = honor;
 	l->hold = hold;
+	l->handle_lid = handle_lid;
 	l->inhibit_fd = -EBADF;
+	l->lid_fd = -EBADF;
 	r = sd_bus_match_signal_async(bus, &l->props_slot, LOGIND_NAME, LOGIND_PATH, "org.freedesktop.DBus.Properties",
 				      "PropertiesChanged", on_properties_changed, NULL, l);
 	if (r >= 0)
@@ -206,7 +308,9 @@ struct logind *logind_free(struct logind *l)
 	sd_bus_slot_unref(l->props_slot);
 	sd_bus_slot_unref(l->owner_slot);
 	sd_bus_slot_unref(l->list_slot);
+	sd_bus_slot_unref(l->docked_slot);
 	safe_close(l->inhibit_fd);
+	safe_close(l->lid_fd);
 	sd_bus_unref(l->bus);
 	free(l);
 	return NULL;

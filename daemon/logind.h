@@ -14,11 +14,22 @@ struct logind;
  * inhibitor while our wake locks are held, so "systemctl suspend" from
  * elsewhere respects them.
  */
-int logind_new(struct manager *m, sd_bus *bus, bool honor, bool hold, struct logind **ret);
+int logind_new(struct manager *m, sd_bus *bus, bool honor, bool hold, bool handle_lid, struct logind **ret);
 struct logind *logind_free(struct logind *l);
 
 /* Our own wake locks went from none to some, or back. */
 void logind_set_held(struct logind *l, bool held);
 
+/*
+ * With handle_lid we hold logind's handle-lid-switch and handle-suspend-key
+ * block inhibitors, so logind leaves the lid and the sleep key to us, unless
+ * another program (a desktop's power manager) holds handle-lid-switch: then
+ * the lid is theirs and we let go (manager_set_lid_handler()).
+ */
+
+/* Ask logind's Docked; the answer goes to manager_lid_docked(). */
+void logind_query_docked(struct logind *l);
+
 /* Parse one ListInhibitors() entry; exposed for tests. */
 bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, unsigned self);
+bool logind_inhibitor_takes_lid(const char *what, const char *mode, unsigned pid, unsigned self);

@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "notify.h"
+#include "sessions.h"
 #include "sysfs.h"
 #include "wakelock.h"
 
@@ -161,6 +162,8 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 		log_debug("Lease %" PRIu64 " '%s' of %s ended: %s", x->id, x->name, x->owner, reason);
 		if (x->id == m->logind_lease)
 			m->logind_lease = 0;
+		if (x->id == m->session_lease)
+			m->session_lease = 0;
 		if (x->deadline != USEC_INFINITY && x->deadline <= m->deadline_armed)
 			manager_arm_deadline(m, x);
 		manager_count_changed(m);
@@ -286,35 +289,6 @@ void manager_set_enabled(struct manager *m, bool enabled)
 	manager_update_status(m);
 }
 
-void manager_set_logind_block(struct manager *m, bool blocked, const char *who)
-{
-	int r;
-
-	if (!blocked) {
-		if (m->logind_lease == 0)
-			return;
-		log_info("No logind inhibitors keep us awake");
-		(void)manager_release(m, m->logind_lease, "released");
-		return;
-	}
-	if (m->logind_lease != 0) {
-		struct lease *x = leases_find(&m->leases, m->logind_lease);
-		char *copy;
-
-		/* Already awake for logind: only the description changes. */
-		if (x && strcmp(x->why, who) != 0 && (copy = strdup(who))) {
-			free(x->why);
-			x->why = copy;
-			log_info("Staying awake for %s", who);
-		}
-		return;
-	}
-	log_info("Staying awake for %s", who);
-	r = manager_hold(m, "logind-inhibitor", who, 0, &m->logind_lease);
-	if (r < 0)
-		log_error_errno(r, "Failed to hold for logind inhibitor: %m");
-}
-
 const struct manager_cycle *manager_recent(const struct manager *m, unsigned i)
 {
 	if (i >= m->stats.n_recent)
@@ -388,6 +362,9 @@ static void log_result(struct manager *m, const struct suspend_report *rep)
 			 rep->attempt, strerror(-rep->error), rep->cancel_source[0] ? rep->cancel_source : "an unknown source",
 			 delay);
 		break;
+	case SUSPEND_EXTERNAL:
+		snprintf(msg, sizeof(msg), "External suspend by logind: slept %s, not counted as ours", asleep);
+		break;
 	case SUSPEND_FAILURE:
 		level = LOG_WARNING;
 		/* Only a failure whose step counters moved has a device and step worth naming. */
@@ -416,6 +393,227 @@ static void log_result(struct manager *m, const struct suspend_report *rep)
 		   f_step, f_cancel);
 }
 
+/*
+ * One of the daemon's own holds that follows an outside state (logind's
+ * inhibitors, the sessions): taken while held, released when not, and only
+ * its description changes in between.
+ */
+static void manager_follow(struct manager *m, uint64_t *id, const char *name, bool held, const char *who,
+			   const char *released)
+{
+	int r;
+
+	if (!held) {
+		if (*id == 0)
+			return;
+		log_info("%s", released);
+		(void)manager_release(m, *id, "released");
+		return;
+	}
+	if (*id != 0) {
+		struct lease *x = leases_find(&m->leases, *id);
+		char *copy;
+
+		if (x && strcmp(x->why, who) != 0 && (copy = strdup(who))) {
+			free(x->why);
+			x->why = copy;
+			log_info("Staying awake for %s", who);
+		}
+		return;
+	}
+	log_info("Staying awake for %s", who);
+	r = manager_hold(m, name, who, 0, id);
+	if (r < 0)
+		log_error_errno(r, "Failed to hold for %s: %m", name);
+}
+
+void manager_set_logind_block(struct manager *m, bool blocked, const char *who)
+{
+	manager_follow(m, &m->logind_lease, "logind-inhibitor", blocked, who, "No logind inhibitors keep us awake");
+}
+
+void manager_set_session_hold(struct manager *m, bool held, const char *why)
+{
+	manager_follow(m, &m->session_lease, "session-active", held, why, "No active session keeps us awake");
+}
+
+static void manager_set_lock_step(struct manager *m, enum lock_step step)
+{
+	if (m->lock_step == step)
+		return;
+	m->lock_step = step;
+	bus_emit_changed(m->bus, "LockStep");
+}
+
+void manager_user_active(struct manager *m)
+{
+	if (m->lock_step == LOCK_STEP_LOCKING)
+		/* The user may have unlocked already: lock again before the suspend after next. */
+		m->relock = true;
+	if (m->lock_step == LOCK_STEP_OFF || m->lock_step == LOCK_STEP_PENDING || m->lock_step == LOCK_STEP_LOCKING)
+		return;
+	manager_set_lock_step(m, LOCK_STEP_PENDING);
+	suspender_set_prepare(m->suspender, true);
+}
+
+void manager_lock_done(struct manager *m, enum lock_step result)
+{
+	manager_set_lock_step(m, result);
+	/* Whatever came of it: the suspend goes ahead, and locks again only after new activity. */
+	suspender_set_prepare(m->suspender, false);
+	if (m->relock) {
+		m->relock = false;
+		manager_user_active(m);
+	}
+}
+
+void manager_set_lid_handler(struct manager *m, const char *other)
+{
+	char *copy = NULL;
+
+	if (other && !(copy = strdup(other)))
+		return;
+	free(m->lid_handler);
+	m->lid_handler = copy;
+	/* Someone else's lid now: whatever it does is theirs. */
+	if (other && m->lid_away) {
+		m->lid_away = false;
+		sessions_refresh(m->sessions);
+		bus_emit_changed(m->bus, "Away");
+	}
+	bus_emit_changed(m->bus, "LidHandler");
+	/* Ours now, and already closed (a laptop started with its lid shut): as if it closed now. */
+	if (!other && m->lid_closed && !m->lid_away) {
+		if (m->logind)
+			logind_query_docked(m->logind);
+		else
+			manager_lid_docked(m, false);
+	}
+}
+
+bool manager_away(const struct manager *m)
+{
+	return m->lid_away || m->key_away;
+}
+
+/* The user is gone: lock first, and suspend once no lease holds, without waiting out the idle timeout. */
+static void manager_went_away(struct manager *m)
+{
+	manager_user_active(m);
+	activity_away(m->activity);
+	sessions_refresh(m->sessions);
+	bus_emit_changed(m->bus, "Away");
+}
+
+void manager_lid_docked(struct manager *m, bool docked)
+{
+	m->docked = docked;
+	if (!m->lid_closed || m->lid_handler || m->lid_away)
+		return;
+	if (docked) {
+		/* As logind's HandleLidSwitchDocked=ignore: a dock or a second display means someone is working. */
+		log_info("Lid closed while docked: not an absence, carrying on");
+		return;
+	}
+	log_info("Lid closed: the user is gone; locking, and suspending as soon as no wake lock holds");
+	m->lid_away = true;
+	manager_went_away(m);
+}
+
+void manager_lid_switch(struct manager *m, bool closed)
+{
+	bool was_present = m->lid_present;
+
+	m->lid_present = true;
+	if (was_present && m->lid_closed == closed)
+		return;
+	m->lid_closed = closed;
+	bus_emit_changed(m->bus, "Lid");
+	if (!closed) {
+		if (!was_present)
+			return;
+		log_info("Lid opened: staying awake for a full idle period");
+		m->lid_away = m->key_away = false;
+		bus_emit_changed(m->bus, "Away");
+		activity_present(m->activity);
+		sessions_refresh(m->sessions);
+		return;
+	}
+	if (m->lid_handler) {
+		log_info("Lid closed; %s handles the lid, leaving it alone", m->lid_handler);
+		return;
+	}
+	if (m->logind)
+		logind_query_docked(m->logind);
+	else
+		manager_lid_docked(m, false);
+}
+
+void manager_sleep_key(struct manager *m)
+{
+	if (m->lid_handler) {
+		log_info("Sleep key; %s handles it, leaving it alone", m->lid_handler);
+		return;
+	}
+	if (m->key_away)
+		return;
+	log_info("Sleep key: the user is gone until the next input; locking, and suspending as soon as no wake lock holds");
+	m->key_away = true;
+	manager_went_away(m);
+}
+
+bool manager_input_counts(struct manager *m, bool builtin)
+{
+	/* The lid presses on the keyboard, or a bag on the touchpad: not a person. */
+	if (m->lid_away && builtin)
+		return false;
+	if (m->key_away) {
+		m->key_away = false;
+		log_info("Input after the sleep key: the user is back");
+		sessions_refresh(m->sessions);
+		bus_emit_changed(m->bus, "Away");
+	}
+	return true;
+}
+
+void manager_external_sleep(struct manager *m, bool start)
+{
+	struct suspend_report rep = { .result = SUSPEND_EXTERNAL };
+	uint64_t success = 0;
+	usec_t b, mono;
+
+	(void)sysfs_read_u64("sys/power/suspend_stats/success", &success);
+	if (start) {
+		log_info("logind is suspending the machine (PrepareForSleep): an external suspend, not ours");
+		m->external_sleep = true;
+		m->external_boottime = now(CLOCK_BOOTTIME);
+		m->external_monotonic = now(CLOCK_MONOTONIC);
+		m->external_success0 = success;
+		return;
+	}
+	if (!m->external_sleep)
+		return;
+	m->external_sleep = false;
+	b = now(CLOCK_BOOTTIME) - m->external_boottime;
+	mono = now(CLOCK_MONOTONIC) - m->external_monotonic;
+	rep.asleep = b > mono ? b - mono : 0;
+	rep.duration = b;
+	if (success > m->external_success0)
+		snprintf(rep.wake_reason, sizeof(rep.wake_reason), "external (logind)");
+	else
+		snprintf(rep.wake_reason, sizeof(rep.wake_reason), "external (logind), suspend_stats shows no suspend");
+	m->stats.results[SUSPEND_EXTERNAL]++;
+	m->stats.total_asleep += rep.asleep;
+	manager_record(m, &rep);
+	log_result(m, &rep);
+	bus_emit_changed(m->bus, "ExternalSuspendCount");
+	/* After it, a resume like any other: leases may have expired, and input gets its grace. */
+	leases_expire(&m->leases);
+	manager_arm_deadline(m, NULL);
+	activity_resumed(m->activity, rep.wake_reason);
+	manager_update_status(m);
+}
+
 static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct manager *m = userdata;
@@ -433,6 +631,15 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 			if (m->state != ev.state) {
 				m->state = ev.state;
 				bus_emit_changed(m->bus, "State");
+			}
+			break;
+		case SUSPENDER_EVENT_PREPARE:
+			if (m->sessions && m->lock_step == LOCK_STEP_PENDING) {
+				manager_set_lock_step(m, LOCK_STEP_LOCKING);
+				sessions_lock(m->sessions);
+			} else if (m->lock_step != LOCK_STEP_LOCKING) {
+				/* Nobody to lock (no bus): never leave the thread waiting. */
+				suspender_set_prepare(m->suspender, false);
 			}
 			break;
 		case SUSPENDER_EVENT_RESULT:
@@ -719,14 +926,29 @@ int manager_startup(struct manager *m)
 			return log_error_errno(r, "Failed to hold for start-up: %m");
 	}
 
-	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor)) {
+	/* logind handles the lid until our inhibitor is held. */
+	m->lid_handler = strdup(m->config.handle_lid ? (m->bus ? "logind (until our inhibitor is held)" : "logind (no bus)")
+						     : "logind (HandleLid=no)");
+	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor || m->config.handle_lid)) {
 		r = logind_new(m, bus_get_sd_bus(m->bus), m->config.honor_inhibitors, m->config.hold_sleep_inhibitor,
-			       &m->logind);
+			       m->config.handle_lid, &m->logind);
 		if (r < 0)
 			log_warning_errno(r, "Failed to watch logind: %m, ignoring");
 		else if (m->config.honor_inhibitors)
 			/* Nothing suspends before logind's first answer; logind.c releases this then. */
 			manager_set_logind_block(m, true, "logind: waiting for its list of inhibitors");
+	}
+
+	if (m->bus) {
+		r = sessions_new(m, bus_get_sd_bus(m->bus), m->config.honor_idle_hint, m->config.lock_timeout,
+				 &m->sessions);
+		if (r < 0)
+			log_warning_errno(r, "Failed to follow logind's sessions: %m, ignoring");
+	}
+	/* Start-up counts as activity: whoever is at the machine was not locked out by us yet. */
+	if (m->sessions && m->config.lock_before_sleep) {
+		m->lock_step = LOCK_STEP_PENDING;
+		suspender_set_prepare(m->suspender, true);
 	}
 
 	if (m->config.idle_timeout > 0) {
@@ -776,6 +998,7 @@ struct manager *manager_free(struct manager *m)
 		log_warning("Failed to put /sys/power/userspace_autosleep back to %d, ignoring", m->knob.saved);
 	knob_done(&m->knob);
 	m->activity = activity_free(m->activity);
+	m->sessions = sessions_free(m->sessions);
 	m->logind = logind_free(m->logind);
 	/* Stored leases stay stored: a restart takes them back, a stop makes systemd drop them. */
 	m->bus = bus_free(m->bus, true);
@@ -789,6 +1012,7 @@ struct manager *manager_free(struct manager *m)
 	notify_close();
 	kconfig_done(&m->kconfig);
 	config_done(&m->config);
+	free(m->lid_handler);
 	free(m);
 	return NULL;
 }

@@ -9,6 +9,7 @@
 #include "kconfig.h"
 #include "knob.h"
 #include "leases.h"
+#include "sessions.h"
 #include "suspender.h"
 
 /*
@@ -24,7 +25,7 @@ struct manager_cycle {
 };
 
 struct manager_stats {
-	uint64_t attempts;
+	uint64_t attempts; /* ours; results[SUSPEND_EXTERNAL] counts logind's, which are not attempts of ours */
 	uint64_t results[_SUSPEND_RESULT_MAX];
 	usec_t total_asleep;
 	struct manager_cycle recent[MANAGER_RECENT_MAX]; /* ring, newest at recent_next - 1 */
@@ -67,6 +68,19 @@ struct manager {
 	struct logind *logind;
 	uint64_t logind_lease; /* held while logind has others' block inhibitors, or has not answered yet; 0 for none */
 	struct activity *activity;
+	struct sessions *sessions;
+	uint64_t session_lease; /* held while a session that counts is active and not idle; 0 for none */
+	enum lock_step lock_step;
+	bool relock; /* user activity while locking */
+	/* logind's own suspend under way (PrepareForSleep(true) seen): clocks and suspend_stats/success then */
+	bool external_sleep;
+	usec_t external_boottime, external_monotonic;
+	uint64_t external_success0;
+	/* The lid and the sleep key (HandleLid=) */
+	char *lid_handler;   /* who handles the lid: NULL for us, else logind or another program */
+	bool lid_present, lid_closed, docked;
+	bool lid_away;       /* the lid closed, ours to handle, not docked: the user is gone */
+	bool key_away;       /* the sleep key, until the next input */
 };
 
 int manager_new(struct config *config, bool dry_run, struct manager **ret);
@@ -91,6 +105,27 @@ void manager_changed(struct manager *m, const char *property);
 
 /* logind reports block inhibitors of sleep or idle held by others (who: a description). */
 void manager_set_logind_block(struct manager *m, bool blocked, const char *who);
+
+/* The sessions that count (why: a description) are awake or not any more. */
+void manager_set_session_hold(struct manager *m, bool held, const char *why);
+/* User activity (input, a session turning active): the next suspend locks the sessions first. */
+void manager_user_active(struct manager *m);
+/* The lock step ended with result. */
+void manager_lock_done(struct manager *m, enum lock_step result);
+/* logind's PrepareForSleep: a suspend that is not ours starts (true) or ended (false). */
+void manager_external_sleep(struct manager *m, bool start);
+
+/* Who handles the lid: NULL for us (our inhibitor is held), else a description. */
+void manager_set_lid_handler(struct manager *m, const char *other);
+/* From the input devices: SW_LID changed (or was read at start), or KEY_SLEEP/KEY_SUSPEND pressed. */
+void manager_lid_switch(struct manager *m, bool closed);
+void manager_sleep_key(struct manager *m);
+/* logind's answer to "Docked?", asked when the lid closed. */
+void manager_lid_docked(struct manager *m, bool docked);
+/* The lid is closed or the sleep key was pressed: the user is gone. */
+bool manager_away(const struct manager *m);
+/* Input from a device (builtin: the laptop's own keyboard or touchpad): false if it is to be ignored. */
+bool manager_input_counts(struct manager *m, bool builtin);
 
 /* Something the daemon cannot run without broke: log, and exit non-zero so systemd restarts us. */
 void manager_fatal(struct manager *m, int error, const char *what);

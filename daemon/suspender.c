@@ -40,6 +40,7 @@ struct suspender {
 	bool blocked;
 	bool enabled;
 	bool stopping;
+	bool prepare;
 
 	int pipe[2];
 	char *state;
@@ -63,6 +64,7 @@ static const char *const result_names[_SUSPEND_RESULT_MAX] = {
 	[SUSPEND_EARLY_CANCEL] = "early-cancel",
 	[SUSPEND_LATE_CANCEL] = "late-cancel",
 	[SUSPEND_FAILURE] = "failure",
+	[SUSPEND_EXTERNAL] = "external",
 };
 
 const char *suspender_state_to_string(enum suspender_state s)
@@ -284,6 +286,31 @@ static int wait_unblocked(struct suspender *s)
 }
 
 /*
+ * Free to suspend, but the main loop has a step to take first: ask for it
+ * and wait until it is done. Returns 1 if we waited, 0 if nothing was
+ * pending, -ESHUTDOWN.
+ */
+static int wait_prepared(struct suspender *s)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_PREPARE };
+	int waited = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->prepare && !s->stopping) {
+		pthread_mutex_unlock(&s->lock);
+		emit(s, &ev);
+		pthread_mutex_lock(&s->lock);
+		waited = 1;
+	}
+	while (s->prepare && !s->stopping)
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (s->stopping)
+		waited = -ESHUTDOWN;
+	pthread_mutex_unlock(&s->lock);
+	return waited;
+}
+
+/*
  * Take the gate for a state write: the last look at the flags, then the
  * SUSPENDING event, all under the gate. Returns 0 with the gate held, 1 when
  * a lease or Disable() came first, or -ESHUTDOWN.
@@ -402,6 +429,16 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	if (r > 0) {
 		/* Events happened while we waited; the kernel would reject this count. */
 		log_full(step, "Last lease released, reading wakeup_count again");
+		*ret_delay = 0;
+		return 0;
+	}
+
+	r = wait_prepared(s);
+	if (r != 0) {
+		if (r < 0)
+			return r;
+		/* The step took time: the count we hold may be stale, and a lease may have come. */
+		log_full(step, "Prepared for suspend, reading wakeup_count again");
 		*ret_delay = 0;
 		return 0;
 	}
@@ -568,6 +605,15 @@ void suspender_set_enabled(struct suspender *s, bool enabled)
 	pthread_mutex_unlock(&s->lock);
 	if (!enabled)
 		gate_pass(s);
+}
+
+void suspender_set_prepare(struct suspender *s, bool prepare)
+{
+	pthread_mutex_lock(&s->lock);
+	s->prepare = prepare;
+	if (!prepare)
+		pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 }
 
 int suspender_stop(struct suspender *s, usec_t timeout)

@@ -28,6 +28,7 @@ enum suspend_result {
 	SUSPEND_EARLY_CANCEL, /* wakeup_count write rejected: an event came after our read */
 	SUSPEND_LATE_CANCEL,  /* state write failed and a wakeup source or wake IRQ moved: a wakeup aborted it */
 	SUSPEND_FAILURE,      /* state write failed with no wakeup event: a device or the kernel */
+	SUSPEND_EXTERNAL,     /* not ours: logind suspended (systemctl suspend, a desktop); never counted as ours */
 	_SUSPEND_RESULT_MAX,
 	_SUSPEND_RESULT_INVALID = -22,
 };
@@ -56,6 +57,7 @@ struct suspend_report {
 enum suspender_event_type {
 	SUSPENDER_EVENT_STATE,
 	SUSPENDER_EVENT_RESULT,
+	SUSPENDER_EVENT_PREPARE, /* free to suspend, waiting for suspender_set_prepare(false) */
 	_SUSPENDER_EVENT_TYPE_MAX,
 	_SUSPENDER_EVENT_TYPE_INVALID = -22,
 };
@@ -103,6 +105,14 @@ struct suspender *suspender_free(struct suspender *s);
  */
 void suspender_set_blocked(struct suspender *s, bool blocked);
 void suspender_set_enabled(struct suspender *s, bool enabled);
+
+/*
+ * A step the main loop must finish before the next state write (locking the
+ * sessions). While prepare is set, a thread that finds itself free to suspend
+ * sends SUSPENDER_EVENT_PREPARE and waits, without writing wakeup_count or
+ * state, until the main loop clears it; it then reads wakeup_count afresh.
+ */
+void suspender_set_prepare(struct suspender *s, bool prepare);
 
 /* Read end of the event pipe (non-blocking) and one event from it: 1 read, 0 none, <0 error. */
 int suspender_get_fd(struct suspender *s);

@@ -36,7 +36,7 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,knob
+	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,laptop,lid,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,knob
 	race=100
 	timeout=1800
 	source=()

@@ -29,21 +29,66 @@ static void add_ns(struct timespec *t, long ns)
 	}
 }
 
+/*
+ * A laptop's lid switch and sleep button (SW_LID, KEY_SLEEP, on the host bus
+ * as ACPI's are): reads "close", "open" and "sleep" from stdin, one per line,
+ * until EOF.
+ */
+static int lid(const char *name)
+{
+	struct libevdev_uinput *ui = NULL;
+	struct libevdev *dev = libevdev_new();
+	char line[64];
+	int r;
+
+	libevdev_set_name(dev, name);
+	libevdev_set_id_bustype(dev, BUS_HOST);
+	libevdev_enable_event_code(dev, EV_SW, SW_LID, NULL);
+	libevdev_enable_event_code(dev, EV_KEY, KEY_SLEEP, NULL);
+	r = libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui);
+	if (r < 0) {
+		fprintf(stderr, "cannot create uinput device: %s\n", strerror(-r));
+		return 1;
+	}
+	printf("%s\n", libevdev_uinput_get_devnode(ui));
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		if (strncmp(line, "close", 5) == 0 || strncmp(line, "open", 4) == 0) {
+			libevdev_uinput_write_event(ui, EV_SW, SW_LID, line[0] == 'c');
+		} else if (strncmp(line, "sleep", 5) == 0) {
+			libevdev_uinput_write_event(ui, EV_KEY, KEY_SLEEP, 1);
+			libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
+			libevdev_uinput_write_event(ui, EV_KEY, KEY_SLEEP, 0);
+		} else {
+			fprintf(stderr, "unknown lid command: %s", line);
+			continue;
+		}
+		libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
+	}
+	libevdev_uinput_destroy(ui);
+	libevdev_free(dev);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct libevdev_uinput *ui = NULL;
 	struct libevdev *dev;
 	struct timespec next, end, now;
-	bool keyboard, flood;
+	bool keyboard, flood, builtin;
 	long every_ns, n = 0;
 	double seconds;
 	int r;
 
+	if (argc == 3 && strcmp(argv[1], "lid") == 0)
+		return lid(argv[2]);
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s keyboard|pointer|flood NAME EVERY_MS|RATE SECONDS\n", argv[0]);
+		fprintf(stderr, "usage: %s keyboard|builtin-keyboard|pointer|flood NAME EVERY_MS|RATE SECONDS\n"
+				"       %s lid NAME < commands\n", argv[0], argv[0]);
 		return 2;
 	}
-	keyboard = strcmp(argv[1], "keyboard") == 0;
+	builtin = strcmp(argv[1], "builtin-keyboard") == 0;
+	keyboard = builtin || strcmp(argv[1], "keyboard") == 0;
 	flood = strcmp(argv[1], "flood") == 0;
 	every_ns = flood ? 1000000000L / atol(argv[3]) : atol(argv[3]) * 1000000L;
 	seconds = atof(argv[4]);
@@ -54,6 +99,9 @@ int main(int argc, char *argv[])
 
 	dev = libevdev_new();
 	libevdev_set_name(dev, argv[2]);
+	/* A laptop's own keyboard sits on the i8042 controller; others say nothing of their bus here. */
+	if (builtin)
+		libevdev_set_id_bustype(dev, BUS_I8042);
 	if (keyboard) {
 		/* Enough of a keyboard for any classifier: letters and space. */
 		for (unsigned k = KEY_ESC; k <= KEY_SPACE; k++)

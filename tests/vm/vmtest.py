@@ -83,6 +83,8 @@ def main():
                     help="autosleepd's IdleTimeoutSec in the guest, for 'idle-timed' marks")
     ap.add_argument("--resume-grace", type=float, default=4.0,
                     help="autosleepd's ResumeGraceSec in the guest, for 'grace-timed' marks")
+    ap.add_argument("--lock-timeout", type=float, default=2.0,
+                    help="autosleepd's LockTimeoutSec in the guest, for 'release-locktimeout' marks")
     ap.add_argument("--stuck-wakeup", type=float, default=40.0,
                     help="wake a guest suspended this long with QMP system_wakeup (safety net)")
     ap.add_argument("--race-iterations", type=int, default=100,
@@ -110,6 +112,8 @@ def main():
         "-drive", "file=%s,if=virtio,format=raw,snapshot=on" % args.image,
         "-device", "virtio-rng-pci",
         "-serial", "file:" + console, "-serial", "file:" + results,
+        # ttyS2: the laptop scenario's autologin getty, which only needs a tty to exist.
+        "-serial", "null",
         "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
         "-nic", "none", "-display", "none", "-no-reboot",
     ]
@@ -228,6 +232,12 @@ def main():
         asleep = (w - s) if w is not None else float("nan")
         print("# [%s] host: %s: suspended %.2f s after release, asleep %.2f s (QMP SUSPEND->WAKEUP)"
               % (args.label, m, s - t, asleep), flush=True)
+        if m.startswith("release-locktimeout"):
+            # A session that never locks: the lock step waits LockTimeoutSec, and no longer.
+            lo, hi = args.lock_timeout - 0.2, args.lock_timeout + args.release_limit
+            report(lo <= s - t <= hi,
+                   "host: %s: suspended %.2f s after the release (LockTimeoutSec=%.1f, allowed %.1f-%.1f s)"
+                   % (m.split(" ", 1)[-1], s - t, args.lock_timeout, lo, hi))
         if m.startswith("release-timed"):
             report(s - t <= args.release_limit,
                    "host: %s: suspended %.2f s after the release (limit %.1f s = 1 s + DelaySec)"
@@ -263,6 +273,21 @@ def main():
             report(args.resume_grace - 0.5 <= g <= args.resume_grace + 2.5,
                    "host: after an RTC wake the guest re-suspended in %.2f s (ResumeGraceSec=%.0f, allowed %.1f-%.1f s)"
                    % (g, args.resume_grace, args.resume_grace - 0.5, args.resume_grace + 2.5))
+
+    # "release-lock L" ... "locked L": the locker in the session got logind's
+    # Lock (it sends "locked L") before the suspend that followed the release.
+    lockeds = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("locked ")}
+    for t, m in marks:
+        if not m.startswith("release-lock "):
+            continue
+        label = m.split(" ", 1)[1]
+        s = next_after(suspends, t)
+        tl = lockeds.get(label)
+        if s is None or tl is None:
+            report(False, "host: %s: a lock (%s) and then a QMP SUSPEND after the release" % (label, tl is not None))
+            continue
+        report(t <= tl < s, "host: %s: the lock reached the session %.2f s after the release, %.2f s before QMP SUSPEND"
+               % (label, tl - t, s - tl))
 
     starts = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("hold-start ")}
     for t_end, m in marks:

@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "sessions.h"
+
+#define LOGIND_NAME "org.freedesktop.login1"
+#define LOGIND_PATH "/org/freedesktop/login1"
+#define LOGIND_MANAGER "org.freedesktop.login1.Manager"
+#define LOGIND_SESSION "org.freedesktop.login1.Session"
+#define SESSION_PATH_PREFIX "/org/freedesktop/login1/session/"
+
+struct session {
+	struct sessions *s;
+	char *path;
+	char *id;
+	char *user;
+	char class[16];
+	char type[16];
+	uint32_t uid;
+	bool known; /* GetAll answered */
+	bool active, remote, idle, locked;
+	sd_bus_slot *get_slot;
+	struct session *prev, *next;
+};
+
+struct sessions {
+	struct manager *m;
+	sd_bus *bus;
+	bool honor_idle_hint;
+	usec_t lock_timeout;
+	struct session *list;
+	unsigned n;
+	bool awake; /* what the manager was last told */
+	sd_bus_slot *new_slot, *removed_slot, *props_slot, *owner_slot, *list_slot, *sleep_slot, *lock_slot;
+	sd_event_source *lock_timer;
+	bool locking;
+};
+
+static const char *const lock_step_names[_LOCK_STEP_MAX] = {
+	[LOCK_STEP_OFF] = "off",
+	[LOCK_STEP_PENDING] = "pending",
+	[LOCK_STEP_LOCKING] = "locking",
+	[LOCK_STEP_LOCKED] = "locked",
+	[LOCK_STEP_TIMED_OUT] = "timed-out",
+	[LOCK_STEP_FAILED] = "failed",
+};
+
+const char *lock_step_to_string(enum lock_step s)
+{
+	if (s < 0 || s >= _LOCK_STEP_MAX)
+		return NULL;
+	return lock_step_names[s];
+}
+
+static bool type_graphical(const char *type)
+{
+	return strcmp(type, "x11") == 0 || strcmp(type, "wayland") == 0 || strcmp(type, "mir") == 0;
+}
+
+bool session_counts(const char *class, const char *type, bool remote)
+{
+	if (remote || !type_graphical(type))
+		return false;
+	return strcmp(class, "user") == 0 || strcmp(class, "greeter") == 0;
+}
+
+static bool session_keeps_awake(const struct session *x)
+{
+	return x->known && x->active && !x->idle && session_counts(x->class, x->type, x->remote);
+}
+
+/* The lock step waits for these: what LockSessions() locks and a user could see unlocked. */
+static bool session_must_lock(const struct session *x)
+{
+	return x->known && !x->remote && type_graphical(x->type) && strcmp(x->class, "user") == 0;
+}
+
+static void sessions_update(struct sessions *s)
+{
+	char why[256] = "";
+	unsigned n = 0;
+
+	if (!s->honor_idle_hint)
+		return;
+	for (struct session *x = s->list; x; x = x->next) {
+		size_t len = strlen(why);
+
+		/* A closed lid or the sleep key: whatever the desktop says, nobody looks at the screen. */
+		if (!session_keeps_awake(x) || manager_away(s->m))
+			continue;
+		snprintf(why + len, sizeof(why) - len, "%ssession %s of %s (%s) is active and not idle", n ? ", " : "",
+			 x->id, x->user, x->type);
+		n++;
+	}
+	s->awake = n > 0;
+	manager_set_session_hold(s->m, n > 0, why);
+}
+
+void sessions_refresh(struct sessions *s)
+{
+	if (s)
+		sessions_update(s);
+}
+
+static void lock_finish(struct sessions *s, enum lock_step result)
+{
+	if (!s->locking)
+		return;
+	s->locking = false;
+	s->lock_slot = sd_bus_slot_unref(s->lock_slot);
+	(void)sd_event_source_set_enabled(s->lock_timer, SD_EVENT_OFF);
+	manager_lock_done(s->m, result);
+}
+
+/* While locking: done once every session that must lock did. */
+static void lock_check(struct sessions *s)
+{
+	/* A session logind has not described yet may be one that must lock. */
+	if (!s->locking || s->lock_slot || s->list_slot)
+		return;
+	for (struct session *x = s->list; x; x = x->next)
+		if (x->get_slot || (session_must_lock(x) && !x->locked))
+			return;
+	log_info("Every graphical session is locked");
+	lock_finish(s, LOCK_STEP_LOCKED);
+}
+
+static struct session *session_find(struct sessions *s, const char *path)
+{
+	for (struct session *x = s->list; x; x = x->next)
+		if (strcmp(x->path, path) == 0)
+			return x;
+	return NULL;
+}
+
+static void session_free(struct session *x)
+{
+	if (!x)
+		return;
+	sd_bus_slot_unref(x->get_slot);
+	free(x->path);
+	free(x->id);
+	free(x->user);
+	free(x);
+}
+
+static void session_remove(struct sessions *s, struct session *x)
+{
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		s->list = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	s->n--;
+	session_free(x);
+}
+
+/* One property of a{sv}, from GetAll or PropertiesChanged; the message is at the variant. */
+static int session_read_property(struct session *x, sd_bus_message *m, const char *name, bool *ret_changed)
+{
+	const char *str;
+	int b, r;
+
+	bool *flag = strcmp(name, "Active") == 0     ? &x->active
+		     : strcmp(name, "IdleHint") == 0   ? &x->idle
+		     : strcmp(name, "LockedHint") == 0 ? &x->locked
+		     : strcmp(name, "Remote") == 0     ? &x->remote
+						       : NULL;
+
+	if (flag) {
+		r = sd_bus_message_read(m, "v", "b", &b);
+		if (r < 0)
+			return r;
+		if (*flag != !!b)
+			*ret_changed = true;
+		*flag = b;
+		return 0;
+	}
+	if (strcmp(name, "Class") == 0 || strcmp(name, "Type") == 0) {
+		char *field = name[0] == 'C' ? x->class : x->type;
+
+		r = sd_bus_message_read(m, "v", "s", &str);
+		if (r < 0)
+			return r;
+		snprintf(field, sizeof(x->class), "%s", str);
+		*ret_changed = true;
+		return 0;
+	}
+	if (strcmp(name, "Id") == 0 || strcmp(name, "Name") == 0) {
+		char **field = name[0] == 'I' ? &x->id : &x->user;
+		char *copy;
+
+		r = sd_bus_message_read(m, "v", "s", &str);
+		if (r < 0)
+			return r;
+		copy = strdup(str);
+		if (!copy)
+			return -ENOMEM;
+		free(*field);
+		*field = copy;
+		return 0;
+	}
+	if (strcmp(name, "User") == 0) {
+		const char *path;
+
+		r = sd_bus_message_read(m, "v", "(uo)", &x->uid, &path);
+		return r < 0 ? r : 0;
+	}
+	return sd_bus_message_skip(m, "v");
+}
+
+static int session_read_properties(struct session *x, sd_bus_message *m, bool *ret_changed)
+{
+	const char *name;
+	int r;
+
+	r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+		r = sd_bus_message_read(m, "s", &name);
+		if (r >= 0)
+			r = session_read_property(x, m, name, ret_changed);
+		if (r >= 0)
+			r = sd_bus_message_exit_container(m);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	return sd_bus_message_exit_container(m);
+}
+
+static void session_log(const struct session *x, const char *what)
+{
+	log_info("Session %s of %s (%s, %s%s): %s, %s, %s%s", x->id, strna(x->user), x->class, x->type,
+		 x->remote ? ", remote" : "", what, x->active ? "active" : "inactive", x->idle ? "idle" : "not idle",
+		 x->locked ? ", locked" : "");
+}
+
+static int on_get_all(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct session *x = userdata;
+	struct sessions *s = x->s;
+	bool changed = false;
+	int r;
+
+	(void)ret_error;
+	x->get_slot = sd_bus_slot_unref(x->get_slot);
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		/* Gone before we asked: SessionRemoved is on its way or came already. */
+		log_debug("Session %s: %s", x->path, sd_bus_message_get_error(reply)->message);
+		session_remove(s, x);
+		sessions_update(s);
+		lock_check(s);
+		return 0;
+	}
+	r = session_read_properties(x, reply, &changed);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to parse the properties of logind session %s: %m, ignoring it", x->path);
+		session_remove(s, x);
+		return 0;
+	}
+	x->known = true;
+	session_log(x, "seen");
+	/* A login is the user at the machine: the next suspend locks first. */
+	if (session_keeps_awake(x))
+		manager_user_active(s->m);
+	manager_changed(s->m, "Sessions");
+	sessions_update(s);
+	lock_check(s);
+	return 0;
+}
+
+static void session_fetch(struct session *x)
+{
+	int r;
+
+	x->get_slot = sd_bus_slot_unref(x->get_slot);
+	r = sd_bus_call_method_async(x->s->bus, &x->get_slot, LOGIND_NAME, x->path, "org.freedesktop.DBus.Properties",
+				     "GetAll", on_get_all, x, "s", LOGIND_SESSION);
+	if (r < 0)
+		log_warning_errno(r, "Failed to ask logind about session %s: %m, ignoring", x->path);
+}
+
+static void session_add(struct sessions *s, const char *path)
+{
+	struct session *x;
+
+	if (session_find(s, path))
+		return;
+	x = calloc(1, sizeof(*x));
+	if (!x || !(x->path = strdup(path)) || !(x->id = strdup(path + strlen(SESSION_PATH_PREFIX)))) {
+		session_free(x);
+		log_error_errno(-ENOMEM, "Out of memory tracking session %s", path);
+		return;
+	}
+	x->s = s;
+	x->next = s->list;
+	if (s->list)
+		s->list->prev = x;
+	s->list = x;
+	s->n++;
+	session_fetch(x);
+}
+
+static int on_session_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	const char *id, *path;
+
+	(void)ret_error;
+	if (sd_bus_message_read(m, "so", &id, &path) < 0 || strncmp(path, SESSION_PATH_PREFIX, strlen(SESSION_PATH_PREFIX)) != 0)
+		return 0;
+	session_add(userdata, path);
+	return 0;
+}
+
+static int on_session_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct sessions *s = userdata;
+	struct session *x;
+	const char *id, *path;
+
+	(void)ret_error;
+	if (sd_bus_message_read(m, "so", &id, &path) < 0)
+		return 0;
+	x = session_find(s, path);
+	if (!x)
+		return 0;
+	if (x->known)
+		session_log(x, "removed");
+	session_remove(s, x);
+	manager_changed(s->m, "Sessions");
+	sessions_update(s);
+	lock_check(s);
+	return 0;
+}
+
+static int on_session_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct sessions *s = userdata;
+	struct session *x = session_find(s, sd_bus_message_get_path(m));
+	const char *iface, *name;
+	bool changed = false, was_awake;
+	int r;
+
+	(void)ret_error;
+	if (!x || !x->known)
+		return 0;
+	if (sd_bus_message_read(m, "s", &iface) < 0 || strcmp(iface, LOGIND_SESSION) != 0)
+		return 0;
+	was_awake = session_keeps_awake(x);
+	r = session_read_properties(x, m, &changed);
+	if (r >= 0)
+		r = sd_bus_message_enter_container(m, 'a', "s");
+	if (r < 0) {
+		log_warning_errno(r, "Failed to parse a change of logind session %s: %m, asking again", x->path);
+		session_fetch(x);
+		return 0;
+	}
+	/* Invalidated without a value: ask for all of it again. */
+	while (sd_bus_message_read(m, "s", &name) > 0) {
+		session_fetch(x);
+		break;
+	}
+	if (!changed)
+		return 0;
+	session_log(x, "changed");
+	manager_changed(s->m, "Sessions");
+	/* A session that turns active and not idle is the user coming back: the next suspend locks first. */
+	if (!was_awake && session_keeps_awake(x))
+		manager_user_active(s->m);
+	sessions_update(s);
+	lock_check(s);
+	return 0;
+}
+
+static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct sessions *s = userdata;
+	const char *id, *user, *seat, *path;
+	uint32_t uid;
+	int r;
+
+	(void)ret_error;
+	s->list_slot = sd_bus_slot_unref(s->list_slot);
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		log_info("logind does not list sessions (%s): no session keeps us awake",
+			 sd_bus_message_get_error(reply)->message);
+		sessions_update(s);
+		return 0;
+	}
+	r = sd_bus_message_enter_container(reply, 'a', "(susso)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(susso)", &id, &uid, &user, &seat, &path)) > 0)
+		session_add(s, path);
+	if (r < 0)
+		log_warning_errno(r, "Failed to parse logind's session list: %m, ignoring");
+	/* No session at all: say so now, or the start-up hold would wait for an answer that never comes. */
+	if (s->n == 0)
+		sessions_update(s);
+	lock_check(s);
+	return 0;
+}
+
+static void sessions_relist(struct sessions *s)
+{
+	int r;
+
+	while (s->list)
+		session_remove(s, s->list);
+	s->list_slot = sd_bus_slot_unref(s->list_slot);
+	r = sd_bus_call_method_async(s->bus, &s->list_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "ListSessions",
+				     on_list, s, "");
+	if (r < 0) {
+		log_warning_errno(r, "Failed to ask logind for its sessions: %m, ignoring");
+		sessions_update(s);
+	}
+}
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct sessions *s = userdata;
+
+	(void)m;
+	(void)ret_error;
+	/* A restarted logind may know other sessions: start over. */
+	sessions_relist(s);
+	manager_changed(s->m, "Sessions");
+	lock_check(s);
+	return 0;
+}
+
+static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct sessions *s = userdata;
+	int start;
+
+	(void)ret_error;
+	if (sd_bus_message_read(m, "b", &start) < 0)
+		return 0;
+	/* logind sends this only for its own sleep; our state writes never go through it. */
+	manager_external_sleep(s->m, start);
+	return 0;
+}
+
+static int on_lock_timeout(sd_event_source *es, uint64_t usec, void *userdata)
+{
+	struct sessions *s = userdata;
+	char timeout[FORMAT_TIMESPAN_MAX];
+
+	(void)es;
+	(void)usec;
+	format_timespan(timeout, sizeof(timeout), s->lock_timeout);
+	for (struct session *x = s->list; x; x = x->next)
+		if (session_must_lock(x) && !x->locked)
+			log_warning("Session %s of %s (%s) did not lock within LockTimeoutSec=%s, suspending anyway", x->id,
+				    strna(x->user), x->type, timeout);
+	lock_finish(s, LOCK_STEP_TIMED_OUT);
+	return 0;
+}
+
+static int on_lock_sessions(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct sessions *s = userdata;
+
+	(void)ret_error;
+	s->lock_slot = sd_bus_slot_unref(s->lock_slot);
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		log_warning("logind's LockSessions() failed: %s, suspending without locking",
+			    sd_bus_message_get_error(reply)->message);
+		lock_finish(s, LOCK_STEP_FAILED);
+		return 0;
+	}
+	lock_check(s);
+	return 0;
+}
+
+void sessions_lock(struct sessions *s)
+{
+	int r;
+
+	if (s->locking)
+		return;
+	s->locking = true;
+	log_info("Locking sessions before the first suspend since user activity");
+	r = sd_bus_call_method_async(s->bus, &s->lock_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "LockSessions",
+				     on_lock_sessions, s, "");
+	if (r < 0) {
+		log_warning_errno(r, "Failed to call logind's LockSessions(): %m, suspending without locking");
+		lock_finish(s, LOCK_STEP_FAILED);
+		return;
+	}
+	/* CLOCK_MONOTONIC: the step is about awake time, and we are not suspending during it. */
+	if (!s->lock_timer)
+		r = sd_event_add_time_relative(sd_bus_get_event(s->bus), &s->lock_timer, CLOCK_MONOTONIC, s->lock_timeout,
+					       0, on_lock_timeout, s);
+	else if ((r = sd_event_source_set_time_relative(s->lock_timer, s->lock_timeout)) >= 0)
+		r = sd_event_source_set_enabled(s->lock_timer, SD_EVENT_ONESHOT);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to arm the lock timeout: %m, suspending without waiting for locks");
+		lock_finish(s, LOCK_STEP_FAILED);
+	}
+}
+
+bool sessions_get(struct sessions *s, unsigned i, struct session_info *ret)
+{
+	if (!s)
+		return false;
+	for (struct session *x = s->list; x; x = x->next) {
+		if (!x->known || i-- > 0)
+			continue;
+		*ret = (struct session_info){
+			.id = x->id,
+			.user = strna(x->user),
+			.class = x->class,
+			.type = x->type,
+			.uid = x->uid,
+			.active = x->active,
+			.remote = x->remote,
+			.idle = x->idle,
+			.locked = x->locked,
+			.counts = session_counts(x->class, x->type, x->remote),
+		};
+		return true;
+	}
+	return false;
+}
+
+int sessions_new(struct manager *m, sd_bus *bus, bool honor_idle_hint, usec_t lock_timeout, struct sessions **ret)
+{
+	struct sessions *s;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->m = m;
+	s->bus = sd_bus_ref(bus);
+	s->honor_idle_hint = honor_idle_hint;
+	s->lock_timeout = lock_timeout;
+	r = sd_bus_match_signal_async(bus, &s->new_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "SessionNew",
+				      on_session_new, NULL, s);
+	if (r >= 0)
+		r = sd_bus_match_signal_async(bus, &s->removed_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER,
+					      "SessionRemoved", on_session_removed, NULL, s);
+	if (r >= 0)
+		r = sd_bus_match_signal_async(bus, &s->sleep_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER,
+					      "PrepareForSleep", on_prepare_for_sleep, NULL, s);
+	if (r >= 0)
+		/* One match for every session, present and future. */
+		r = sd_bus_add_match_async(bus, &s->props_slot,
+					   "type='signal',sender='" LOGIND_NAME "',interface='org.freedesktop.DBus.Properties',"
+					   "member='PropertiesChanged',path_namespace='/org/freedesktop/login1/session'",
+					   on_session_changed, NULL, s);
+	if (r >= 0)
+		r = sd_bus_add_match_async(bus, &s->owner_slot,
+					   "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+					   "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+					   "arg0='" LOGIND_NAME "'",
+					   on_name_owner_changed, NULL, s);
+	if (r < 0) {
+		sessions_free(s);
+		return r;
+	}
+	sessions_relist(s);
+	*ret = s;
+	return 0;
+}
+
+struct sessions *sessions_free(struct sessions *s)
+{
+	if (!s)
+		return NULL;
+	while (s->list)
+		session_remove(s, s->list);
+	sd_bus_slot_unref(s->new_slot);
+	sd_bus_slot_unref(s->removed_slot);
+	sd_bus_slot_unref(s->props_slot);
+	sd_bus_slot_unref(s->owner_slot);
+	sd_bus_slot_unref(s->list_slot);
+	sd_bus_slot_unref(s->sleep_slot);
+	sd_bus_slot_unref(s->lock_slot);
+	sd_event_source_disable_unref(s->lock_timer);
+	sd_bus_unref(s->bus);
+	free(s);
+	return NULL;
+}

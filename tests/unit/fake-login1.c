@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake-login1.h"
+
+#define LOGIN1_NAME "org.freedesktop.login1"
+#define LOGIN1_PATH "/org/freedesktop/login1"
+#define LOGIN1_MANAGER "org.freedesktop.login1.Manager"
+#define LOGIN1_SESSION "org.freedesktop.login1.Session"
+
+static int method_list_sessions(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+	sd_bus_message *reply = NULL;
+	int r;
+
+	(void)error;
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(susso)");
+	for (unsigned i = 0; r >= 0 && i < f->n; i++)
+		if (!f->sessions[i].gone)
+			r = sd_bus_message_append(reply, "(susso)", f->sessions[i].id, f->sessions[i].uid, f->sessions[i].name,
+					  "", f->sessions[i].path);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static int method_list_inhibitors(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+	sd_bus_message *reply = NULL;
+	int r;
+
+	(void)error;
+	(void)fake_login1_count_inhibitors(f, "");
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(ssssuu)");
+	for (unsigned i = 0; r >= 0 && i < f->n_inhibitors; i++)
+		r = sd_bus_message_append(reply, "(ssssuu)", f->inhibitors[i].what, f->inhibitors[i].who, "test",
+					  f->inhibitors[i].mode, 0, f->inhibitors[i].pid);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static void inhibitors_changed(struct fake_login1 *f)
+{
+	(void)sd_bus_emit_properties_changed(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "BlockInhibited", NULL);
+}
+
+static int method_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+	sd_bus_creds *creds = NULL;
+	const char *what, *who, *why, *mode;
+	struct fake_inhibitor *x;
+	pid_t pid = 0;
+	int p[2], r;
+
+	r = sd_bus_message_read(m, "ssss", &what, &who, &why, &mode);
+	if (r < 0)
+		return r;
+	if (f->n_inhibitors >= FAKE_LOGIN1_INHIBITORS_MAX)
+		return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "too many inhibitors");
+	/* Its pid, as logind reports it: the daemon tells its own inhibitors from others' by it. */
+	if (sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID, &creds) >= 0)
+		(void)sd_bus_creds_get_pid(creds, &pid);
+	sd_bus_creds_unref(creds);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	x = &f->inhibitors[f->n_inhibitors++];
+	snprintf(x->what, sizeof(x->what), "%s", what);
+	snprintf(x->who, sizeof(x->who), "%s", who);
+	snprintf(x->mode, sizeof(x->mode), "%s", mode);
+	x->pid = (uint32_t)pid;
+	x->fd = p[0];
+	r = sd_bus_reply_method_return(m, "h", p[1]);
+	close(p[1]);
+	inhibitors_changed(f);
+	return r;
+}
+
+static int property_get_block_inhibited(sd_bus *bus, const char *path, const char *interface, const char *property,
+					sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+	char what[256] = "";
+
+	(void)bus;
+	(void)path;
+	(void)interface;
+	(void)property;
+	(void)error;
+	for (unsigned i = 0; i < f->n_inhibitors; i++)
+		if (strcmp(f->inhibitors[i].mode, "block") == 0)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s", what[0] ? ":" : "",
+				 f->inhibitors[i].what);
+	return sd_bus_message_append(reply, "s", what);
+}
+
+void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const char *who, uint32_t pid)
+{
+	struct fake_inhibitor *x;
+
+	if (f->n_inhibitors >= FAKE_LOGIN1_INHIBITORS_MAX)
+		return;
+	x = &f->inhibitors[f->n_inhibitors++];
+	snprintf(x->what, sizeof(x->what), "%s", what);
+	snprintf(x->who, sizeof(x->who), "%s", who);
+	snprintf(x->mode, sizeof(x->mode), "block");
+	x->pid = pid;
+	x->fd = -1;
+	inhibitors_changed(f);
+}
+
+unsigned fake_login1_count_inhibitors(struct fake_login1 *f, const char *what)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < f->n_inhibitors;) {
+		struct pollfd p = { .fd = f->inhibitors[i].fd };
+
+		if (p.fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLHUP)) {
+			close(p.fd);
+			f->inhibitors[i] = f->inhibitors[--f->n_inhibitors];
+			continue;
+		}
+		if (strcmp(f->inhibitors[i].what, what) == 0)
+			n++;
+		i++;
+	}
+	return n;
+}
+
+static int method_lock_sessions(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+
+	(void)error;
+	f->lock_calls++;
+	if (f->on_lock)
+		f->on_lock(f, f->userdata);
+	/* logind signals Lock on every session; a locker there answers with SetLockedHint(true). */
+	for (unsigned i = 0; i < f->n; i++) {
+		struct fake_session *s = &f->sessions[i];
+
+		if (s->gone)
+			continue;
+		s->lock_signals++;
+		(void)sd_bus_emit_signal(f->bus, s->path, LOGIN1_SESSION, "Lock", "");
+		if (s->locker)
+			fake_session_set(s, "LockedHint", true);
+	}
+	return sd_bus_reply_method_return(m, "");
+}
+
+static int property_get_user(sd_bus *bus, const char *path, const char *interface, const char *property,
+			     sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct fake_session *s = userdata;
+	char upath[64];
+
+	(void)bus;
+	(void)path;
+	(void)interface;
+	(void)property;
+	(void)error;
+	snprintf(upath, sizeof(upath), "/org/freedesktop/login1/user/_%u", s->uid);
+	return sd_bus_message_append(reply, "(uo)", s->uid, upath);
+}
+
+/* The strings live in arrays, which sd-bus's offset getters cannot read (they expect a char *). */
+static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
+			       sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct fake_session *s = userdata;
+	const char *v = strcmp(property, "Id") == 0     ? s->id
+			: strcmp(property, "Name") == 0  ? s->name
+			: strcmp(property, "Class") == 0 ? s->class
+							 : s->type;
+
+	(void)bus;
+	(void)path;
+	(void)interface;
+	(void)error;
+	return sd_bus_message_append(reply, "s", v);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_METHOD("ListSessions", "", "a(susso)", method_list_sessions, 0),
+	SD_BUS_METHOD("ListInhibitors", "", "a(ssssuu)", method_list_inhibitors, 0),
+	SD_BUS_METHOD("LockSessions", "", "", method_lock_sessions, 0),
+	SD_BUS_METHOD("Inhibit", "ssss", "h", method_inhibit, 0),
+	SD_BUS_PROPERTY("BlockInhibited", "s", property_get_block_inhibited, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Docked", "b", NULL, offsetof(struct fake_login1, docked), 0),
+	SD_BUS_SIGNAL("SessionNew", "so", 0),
+	SD_BUS_SIGNAL("SessionRemoved", "so", 0),
+	SD_BUS_SIGNAL("PrepareForSleep", "b", 0),
+	SD_BUS_VTABLE_END,
+};
+
+static const sd_bus_vtable session_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("Id", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Name", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("User", "(uo)", property_get_user, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Class", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Type", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Remote", "b", NULL, offsetof(struct fake_session, remote), SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Active", "b", NULL, offsetof(struct fake_session, active), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("IdleHint", "b", NULL, offsetof(struct fake_session, idle), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("LockedHint", "b", NULL, offsetof(struct fake_session, locked),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_SIGNAL("Lock", "", 0),
+	SD_BUS_VTABLE_END,
+};
+
+int fake_login1_start(struct fake_login1 *f, const char *address)
+{
+	int r;
+
+	*f = (struct fake_login1){};
+	r = sd_bus_new(&f->bus);
+	if (r < 0)
+		return r;
+	(void)sd_bus_set_address(f->bus, address);
+	(void)sd_bus_set_bus_client(f->bus, true);
+	r = sd_bus_start(f->bus);
+	if (r >= 0)
+		r = sd_bus_add_object_vtable(f->bus, NULL, LOGIN1_PATH, LOGIN1_MANAGER, manager_vtable, f);
+	if (r >= 0)
+		r = sd_bus_request_name(f->bus, LOGIN1_NAME, 0);
+	return r < 0 ? r : 0;
+}
+
+void fake_login1_stop(struct fake_login1 *f)
+{
+	for (unsigned i = 0; i < f->n_inhibitors; i++)
+		if (f->inhibitors[i].fd >= 0)
+			close(f->inhibitors[i].fd);
+	f->n_inhibitors = 0;
+	for (unsigned i = 0; i < f->n; i++)
+		sd_bus_slot_unref(f->sessions[i].slot);
+	f->n = 0;
+	f->bus = sd_bus_flush_close_unref(f->bus);
+}
+
+void fake_login1_pump(struct fake_login1 *f, int ms)
+{
+	struct timespec t0, t;
+	long elapsed;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		while (sd_bus_process(f->bus, NULL) > 0)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		elapsed = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (elapsed >= ms)
+			break;
+		(void)sd_bus_wait(f->bus, (uint64_t)(ms - elapsed) * 1000);
+	}
+	(void)sd_bus_flush(f->bus);
+}
+
+struct fake_session *fake_login1_add(struct fake_login1 *f, const char *id, const char *class, const char *type,
+				     bool remote, bool active, bool idle, bool announce)
+{
+	struct fake_session *s;
+
+	if (f->n >= FAKE_LOGIN1_SESSIONS_MAX)
+		return NULL;
+	s = &f->sessions[f->n];
+	*s = (struct fake_session){ .f = f, .uid = 1000, .remote = remote, .active = active, .idle = idle };
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->path, sizeof(s->path), "/org/freedesktop/login1/session/%s", id);
+	snprintf(s->name, sizeof(s->name), "user%s", id);
+	snprintf(s->class, sizeof(s->class), "%s", class);
+	snprintf(s->type, sizeof(s->type), "%s", type);
+	if (sd_bus_add_object_vtable(f->bus, &s->slot, s->path, LOGIN1_SESSION, session_vtable, s) < 0)
+		return NULL;
+	f->n++;
+	if (announce)
+		(void)sd_bus_emit_signal(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "SessionNew", "so", s->id, s->path);
+	return s;
+}
+
+void fake_login1_remove(struct fake_login1 *f, struct fake_session *s)
+{
+	char id[16], path[64];
+	unsigned i = (unsigned)(s - f->sessions);
+
+	snprintf(id, sizeof(id), "%s", s->id);
+	snprintf(path, sizeof(path), "%s", s->path);
+	s->slot = sd_bus_slot_unref(s->slot);
+	/* Keep the others where they are: their vtables point at them. */
+	if (i + 1 == f->n)
+		f->n--;
+	else
+		s->gone = true;
+	(void)sd_bus_emit_signal(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "SessionRemoved", "so", id, path);
+}
+
+void fake_session_set(struct fake_session *s, const char *property, bool value)
+{
+	int *field = strcmp(property, "Active") == 0 ? &s->active : strcmp(property, "IdleHint") == 0 ? &s->idle
+											      : &s->locked;
+
+	*field = value;
+	(void)sd_bus_emit_properties_changed(s->f->bus, s->path, LOGIN1_SESSION, property, NULL);
+}
+
+void fake_login1_prepare_for_sleep(struct fake_login1 *f, bool start)
+{
+	(void)sd_bus_emit_signal(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForSleep", "b", (int)start);
+}

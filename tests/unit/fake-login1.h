@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+/*
+ * TEST SEAM: a stand-in for systemd-logind on the test's private bus, with
+ * just what autosleepd uses: org.freedesktop.login1.Manager (ListSessions,
+ * ListInhibitors, LockSessions, the SessionNew, SessionRemoved and
+ * PrepareForSleep signals) and one org.freedesktop.login1.Session object per
+ * session, whose properties announce their changes as logind's do. It runs
+ * only while the test pumps it (fake_login1_pump), on the test's thread.
+ * Nothing here asserts.
+ */
+#define FAKE_LOGIN1_SESSIONS_MAX 8
+
+struct fake_session {
+	struct fake_login1 *f;
+	char id[16];
+	char path[64];
+	char name[32];
+	char class[16];
+	char type[16];
+	uint32_t uid;
+	/* int, not bool: sd-bus reads a "b" property through an int. */
+	int active, idle, locked, remote;
+	bool gone;          /* removed; its slot stays so the others keep their addresses */
+	bool locker;        /* answers Lock with LockedHint=true, as a screen locker does */
+	unsigned lock_signals;
+	sd_bus_slot *slot;
+};
+
+struct fake_inhibitor {
+	char what[64];
+	char who[32];
+	char mode[8];
+	uint32_t pid;
+	int fd;             /* our end of a taker's fd (Inhibit), -1 for ones the test added */
+};
+
+#define FAKE_LOGIN1_INHIBITORS_MAX 8
+
+struct fake_login1 {
+	sd_bus *bus;
+	struct fake_inhibitor inhibitors[FAKE_LOGIN1_INHIBITORS_MAX];
+	unsigned n_inhibitors;
+	int docked;
+	struct fake_session sessions[FAKE_LOGIN1_SESSIONS_MAX];
+	unsigned n;
+	unsigned lock_calls;
+	/* Set by the test: called inside LockSessions, before any session hears Lock. */
+	void (*on_lock)(struct fake_login1 *f, void *userdata);
+	void *userdata;
+};
+
+/* Connect to address and own org.freedesktop.login1. */
+int fake_login1_start(struct fake_login1 *f, const char *address);
+void fake_login1_stop(struct fake_login1 *f);
+/* Serve requests for up to ms milliseconds. */
+void fake_login1_pump(struct fake_login1 *f, int ms);
+
+/* A new session (SessionNew is sent if announce); returns it or NULL. */
+struct fake_session *fake_login1_add(struct fake_login1 *f, const char *id, const char *class, const char *type,
+				     bool remote, bool active, bool idle, bool announce);
+void fake_login1_remove(struct fake_login1 *f, struct fake_session *s);
+/* Change a property and send PropertiesChanged, as logind does. */
+void fake_session_set(struct fake_session *s, const char *property, bool value);
+void fake_login1_prepare_for_sleep(struct fake_login1 *f, bool start);
+/* Another program's inhibitor, as ListInhibitors shows it; announced as logind does (BlockInhibited). */
+void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const char *who, uint32_t pid);
+/* Drop inhibitors whose taker closed its fd, as logind does; how many are left with what. */
+unsigned fake_login1_count_inhibitors(struct fake_login1 *f, const char *what);

@@ -277,6 +277,50 @@ static int print_recent(sd_bus_message *m, unsigned max)
 	return sd_bus_message_exit_container(m);
 }
 
+/* KernelBlockers: the kernel wakeup sources that kept the machine awake, as a table or a JSON array. */
+static int print_blockers(sd_bus_message *m, const char *indent)
+{
+	const char *name;
+	uint64_t count, total, last_time, when;
+	bool first_row = true;
+	unsigned n = 0;
+	int r;
+
+	r = sd_bus_message_enter_container(m, 'a', "(stttt)");
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputc('[', stdout);
+	while ((r = sd_bus_message_read(m, "(stttt)", &name, &count, &total, &last_time, &when)) > 0) {
+		char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX], t[32];
+
+		if (arg_json) {
+			bool first = true;
+
+			json_object_in_array(stdout, &first_row);
+			json_kv_string(stdout, &first, "name", name);
+			json_kv_u64(stdout, &first, "count", count);
+			json_kv_u64(stdout, &first, "total_usec", total);
+			json_kv_u64(stdout, &first, "last_usec", last_time);
+			json_kv_u64(stdout, &first, "time_usec", when);
+			fputc('}', stdout);
+			continue;
+		}
+		if (n++ == 0)
+			printf("%s%-24s %8s %14s %14s %s\n", indent, "KERNEL SOURCE", "COUNT", "TOTAL", "LAST", "WHEN");
+		format_time(t, sizeof(t), when);
+		printf("%s%-24s %8" PRIu64 " %14s %14s %s\n", indent, name, count, format_timespan(a, sizeof(a), total),
+		       format_timespan(b, sizeof(b), last_time), t);
+	}
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputc(']', stdout);
+	else if (n == 0)
+		printf("%s(none)\n", indent);
+	return sd_bus_message_exit_container(m);
+}
+
 static int stats_suspend(void *u, const char *key, sd_bus_message *m, const char *type)
 {
 	struct stats_out *o = u;
@@ -299,10 +343,14 @@ static int stats_suspend(void *u, const char *key, sd_bus_message *m, const char
 		json_key(stdout, &o->first_key, key);
 	else if (strcmp(key, "Recent") == 0)
 		printf("Recent cycles:\n");
+	else if (strcmp(key, "KernelBlockers") == 0)
+		printf("Kernel wakeup sources that kept it awake:\n");
 	else
 		printf("%-18s ", key);
 	if (strcmp(type, "a(tsttss)") == 0)
 		return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
+	if (strcmp(type, "a(stttt)") == 0)
+		return print_blockers(m, "  ") < 0 ? -EBADMSG : 1;
 	switch (type[0]) {
 	case 't':
 		r = sd_bus_message_read(m, "t", &t);
@@ -355,13 +403,24 @@ static int verb_stats(sd_bus *bus, int argc, char **argv)
 	return 0;
 }
 
-/* status shows only the Recent entry of the statistics. */
+/* status shows only the kernel blockers and the Recent entry of the statistics. */
 static int recent_only(void *u, const char *key, sd_bus_message *m, const char *type)
 {
 	struct stats_out *o = u;
 
+	if (strcmp(key, "KernelBlockers") == 0 && strcmp(type, "a(stttt)") == 0) {
+		if (arg_json)
+			json_key(stdout, &o->first_key, "kernel_blockers");
+		else
+			printf("\nKernel wakeup sources that kept it awake:\n");
+		return print_blockers(m, "  ") < 0 ? -EBADMSG : 1;
+	}
 	if (strcmp(key, "Recent") != 0)
 		return 0;
+	if (arg_json)
+		json_key(stdout, &o->first_key, "recent");
+	else
+		printf("\nRecent cycles (newest first):\n");
 	return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
 }
 
@@ -412,7 +471,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		r = print_locks(bus, true);
 		if (r < 0)
 			return r;
-		json_key(stdout, &first, "recent");
+		o.first_key = false;
 	} else {
 		printf("State:            %s%s\n", state, enabled ? "" : " (disabled)");
 		printf("Suspends:         %" PRIu64 "\n", count);
@@ -445,7 +504,6 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 			if (r < 0)
 				return r;
 		}
-		printf("\nRecent cycles (newest first):\n");
 	}
 	r = walk_statistics(bus, &(struct stats_cb){ NULL, recent_only, &o });
 	if (r < 0)

@@ -405,6 +405,24 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 					  "NextDelayUSec", "t", (uint64_t)last->report.next_delay);
 	if (r < 0)
 		return r;
+	/* "Who kept me awake", next to the wake locks: name, times, total and last time active, when. */
+	r = sd_bus_message_open_container(reply, 'e', "sv");
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "s", "KernelBlockers");
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'v', "a(stttt)");
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(stttt)");
+	for (unsigned i = 0; r >= 0 && i < s->n_blockers; i++) {
+		const struct manager_blocker *k = &s->blockers[i];
+
+		r = sd_bus_message_append(reply, "(stttt)", k->name, k->count, k->total_ms * USEC_PER_MSEC,
+					  k->last_ms * USEC_PER_MSEC, (uint64_t)k->last);
+	}
+	for (int i = 0; r >= 0 && i < 3; i++)
+		r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
 	r = sd_bus_message_open_container(reply, 'e', "sv");
 	if (r >= 0)
 		r = sd_bus_message_append(reply, "s", "Recent");

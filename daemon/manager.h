@@ -22,6 +22,21 @@ struct manager_cycle {
 	usec_t when; /* CLOCK_REALTIME when the main loop heard of it */
 };
 
+/*
+ * "Who kept me awake": kernel wakeup sources other than ours, by name, as
+ * attempts report them. Capped: past MANAGER_BLOCKERS_MAX names, the rest
+ * add up under "(other)", so a source that renames itself cannot grow it.
+ */
+#define MANAGER_BLOCKERS_MAX 32
+
+struct manager_blocker {
+	char name[WAKEUP_SOURCE_NAME_MAX];
+	uint64_t count;    /* attempts it held up or cancelled */
+	uint64_t total_ms; /* time it was active while it did */
+	uint64_t last_ms;  /* the last time's */
+	usec_t last;       /* CLOCK_REALTIME of the last time */
+};
+
 struct manager_stats {
 	uint64_t attempts;
 	uint64_t results[_SUSPEND_RESULT_MAX];
@@ -29,6 +44,8 @@ struct manager_stats {
 	struct manager_cycle recent[MANAGER_RECENT_MAX]; /* ring, newest at recent_next - 1 */
 	unsigned n_recent;
 	unsigned recent_next;
+	struct manager_blocker blockers[MANAGER_BLOCKERS_MAX];
+	unsigned n_blockers;
 };
 
 struct bus;

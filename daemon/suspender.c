@@ -348,6 +348,14 @@ static usec_t finish_attempt(struct suspender *s, struct suspend_report *rep, en
 	return rep->next_delay;
 }
 
+static void set_blockers(struct suspender *s, const struct wakeup_sources *before, const struct wakeup_sources *after,
+			 struct suspend_report *rep)
+{
+	size_t n = wakeup_sources_blockers(before, after, s->own_sources, rep->blockers, SUSPEND_BLOCKERS_MAX);
+
+	rep->n_blockers = MIN(n, (size_t)SUSPEND_BLOCKERS_MAX);
+}
+
 /*
  * One pass of the protocol. Returns 0 and the delay to wait before the next
  * one (0 for an immediate retry after an early cancel or a stale count, the
@@ -358,17 +366,25 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 {
 	int step = s->dry_run ? LOG_INFO : LOG_DEBUG;
 	_cleanup_(suspend_snapshot_clear) struct suspend_snapshot before = {}, after = {};
+	_cleanup_(wakeup_sources_clear) struct wakeup_sources pre = {}, post = {};
 	struct suspend_report rep = {};
-	usec_t b0, m0, b1, m1;
+	usec_t b0, m0, b1, m1, r0;
 	char buf[32];
 	uint64_t count;
 	int r;
 
 	emit_state(s, SUSPENDER_AWAKE);
 	log_full(step, "Reading wakeup_count");
+	/* Never blocks: what was active before the read that may block, for "who kept me awake". */
+	if (!s->dry_run)
+		(void)wakeup_sources_read(&pre);
+	r0 = now(CLOCK_MONOTONIC);
 	r = sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &count);
 	if (is_stopping(s))
 		return -ESHUTDOWN;
+	if (r >= 0 && !s->dry_run && now(CLOCK_MONOTONIC) - r0 >= SUSPEND_BLOCKED_READ_USEC &&
+	    wakeup_sources_read(&post) >= 0)
+		set_blockers(s, &pre, &post, &rep);
 	if (r == -EINTR) {
 		*ret_delay = 0;
 		return 0;
@@ -410,6 +426,9 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	rep.count = count;
 	if (r == -EINVAL) {
 		log_full(step, "wakeup_count write rejected: wakeup event after our read, retrying at once");
+		wakeup_sources_clear(&post);
+		if (pre.n > 0 && wakeup_sources_read(&post) >= 0)
+			set_blockers(s, &pre, &post, &rep);
 		rep.result = SUSPEND_EARLY_CANCEL;
 		rep.error = r;
 		*ret_delay = finish_attempt(s, &rep, VERDICT_NEUTRAL);
@@ -477,6 +496,8 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		*ret_delay = finish_attempt(s, &rep, bad ? VERDICT_BAD : VERDICT_GOOD);
 		return 0;
 	}
+	if (rep.result == SUSPEND_LATE_CANCEL && before.have_sources && after.have_sources)
+		set_blockers(s, &before.sources, &after.sources, &rep);
 	if (rep.result == SUSPEND_LATE_CANCEL)
 		log_full(step, "State write failed (%s): late cancel by %s", strerror(-r), rep.cancel_source);
 	*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);

@@ -6,6 +6,7 @@
 
 #include "backoff.h"
 #include "time-util.h"
+#include "wakeup-sources.h"
 
 /*
  * The wakeup_count/state loop. It runs on its own thread because reading
@@ -31,6 +32,10 @@ enum suspend_result {
 	_SUSPEND_RESULT_INVALID = -22,
 };
 
+#define SUSPEND_BLOCKERS_MAX 4
+/* A wakeup_count read that took longer than this was held up by a wakeup source. */
+#define SUSPEND_BLOCKED_READ_USEC (100 * USEC_PER_MSEC)
+
 struct suspend_report {
 	enum suspend_result result;
 	uint64_t attempt;
@@ -47,6 +52,13 @@ struct suspend_report {
 	char failed_dev[64];
 	char failed_step[32];
 	int failed_errno;
+	/*
+	 * "Who kept me awake": kernel wakeup sources, not ours, that were active
+	 * while the wakeup_count read before this attempt blocked, or that
+	 * cancelled it (early or late), with how long each was active.
+	 */
+	struct wakeup_blocker blockers[SUSPEND_BLOCKERS_MAX];
+	unsigned n_blockers;
 };
 
 enum suspender_event_type {

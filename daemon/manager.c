@@ -17,6 +17,7 @@
 #include "fdstore.h"
 #include "macro.h"
 #include "manager.h"
+#include "soak-session.h"
 #include "notify.h"
 #include "sysfs.h"
 #include "wakelock.h"
@@ -466,6 +467,14 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				activity_resumed(m->activity, ev.report.wake_reason);
 			}
 			break;
+		case SUSPENDER_EVENT_SOAK:
+			if (ev.soak.result == SOAK_SUCCESS || ev.soak.result == SOAK_ALARM_NOT_CLEARED) {
+				/* A suspend all the same: leases with deadlines may have passed. */
+				leases_expire(&m->leases);
+				manager_arm_deadline(m, NULL);
+			}
+			soak_session_finished(m, &ev.soak);
+			break;
 		case _SUSPENDER_EVENT_TYPE_MAX:
 		case _SUSPENDER_EVENT_TYPE_INVALID:
 			break;
@@ -766,6 +775,7 @@ struct manager *manager_free(struct manager *m)
 	knob_done(&m->knob);
 	m->activity = activity_free(m->activity);
 	m->logind = logind_free(m->logind);
+	soak_session_free(m);
 	/* Stored leases stay stored: a restart takes them back, a stop makes systemd drop them. */
 	m->bus = bus_free(m->bus, true);
 	leases_done(&m->leases);

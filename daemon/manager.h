@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
@@ -77,6 +78,14 @@ struct manager {
 	bool enabled;
 	struct manager_stats stats;
 	char last_wake_reason[96];
+
+	/* soak-session.c: the client driving soak cycles, its call, the hang watchdog. */
+	sd_bus_track *soak_track;
+	sd_bus_message *soak_call;
+	sd_event_source *soak_watchdog;
+	usec_t soak_start;
+	bool soak_hung;
+	bool soak_forced;
 
 	struct bus *bus;
 	struct logind *logind;

@@ -40,6 +40,11 @@ struct suspender {
 	bool blocked;
 	bool enabled;
 	bool stopping;
+	/* Soak: the loop paused, and a cycle queued (pending) until the thread takes it. */
+	bool paused;
+	bool soak_pending;
+	bool soak_running;
+	struct soak_request soak_req;
 
 	int pipe[2];
 	char *state;
@@ -56,6 +61,7 @@ static const char *const state_names[_SUSPENDER_STATE_MAX] = {
 	[SUSPENDER_SUSPENDING] = "suspending",
 	[SUSPENDER_BACKING_OFF] = "backing-off",
 	[SUSPENDER_DISABLED] = "disabled",
+	[SUSPENDER_SOAKING] = "soaking",
 };
 
 static const char *const result_names[_SUSPEND_RESULT_MAX] = {
@@ -236,7 +242,7 @@ static bool wait_ready(struct suspender *s, usec_t delay)
 	bool announced = false;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stopping && delay > 0) {
+	while (!s->stopping && !s->soak_pending && delay > 0) {
 		int r;
 
 		if (forever) {
@@ -250,10 +256,12 @@ static bool wait_ready(struct suspender *s, usec_t delay)
 		if (r != 0)
 			forever = true;
 	}
-	while (!s->stopping && !s->enabled) {
+	while (!s->stopping && !s->soak_pending && (!s->enabled || s->paused)) {
 		if (!announced) {
+			enum suspender_state st = s->paused ? SUSPENDER_SOAKING : SUSPENDER_DISABLED;
+
 			pthread_mutex_unlock(&s->lock);
-			emit_state(s, SUSPENDER_DISABLED);
+			emit_state(s, st);
 			announced = true;
 			pthread_mutex_lock(&s->lock);
 			continue;
@@ -273,8 +281,11 @@ static int wait_unblocked(struct suspender *s)
 	int waited = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stopping && (s->blocked || !s->enabled)) {
+	while (!s->stopping && (s->blocked || !s->enabled || s->paused)) {
 		waited = 1;
+		/* A soak cycle goes first; this count will be read again after it. */
+		if (s->soak_pending)
+			break;
 		pthread_cond_wait(&s->cond, &s->lock);
 	}
 	if (s->stopping)
@@ -298,7 +309,7 @@ static int gate_enter(struct suspender *s)
 		pthread_mutex_lock(&s->lock);
 		if (s->stopping)
 			r = -ESHUTDOWN;
-		else if (s->blocked || !s->enabled)
+		else if (s->blocked || !s->enabled || s->paused || s->soak_pending)
 			r = 1;
 		else
 			r = 0;
@@ -504,6 +515,45 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	return 0;
 }
 
+/* Run the queued soak cycle, if any; false when there was none. */
+static bool run_soak(struct suspender *s)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_SOAK };
+	struct soak_env env = {
+		.own_sources = s->own_sources,
+		.signo = SUSPENDER_SIGNAL,
+		.now = s->now,
+	};
+	struct soak_request req;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->soak_pending) {
+		pthread_mutex_unlock(&s->lock);
+		return false;
+	}
+	req = s->soak_req;
+	s->soak_pending = false;
+	s->soak_running = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+
+	/* Under the gate, like an attempt: a lease taken now waits until the state write returned. */
+	pthread_mutex_lock(&s->gate);
+	pthread_mutex_lock(&s->lock);
+	env.leases_held = s->blocked;
+	pthread_mutex_unlock(&s->lock);
+	emit_state(s, SUSPENDER_SUSPENDING);
+	soak_cycle_run(&req, &env, &ev.soak);
+	pthread_mutex_unlock(&s->gate);
+
+	pthread_mutex_lock(&s->lock);
+	s->soak_running = false;
+	pthread_mutex_unlock(&s->lock);
+	emit(s, &ev);
+	emit_state(s, SUSPENDER_AWAKE);
+	return true;
+}
+
 static void *thread_main(void *userdata)
 {
 	struct suspender *s = userdata;
@@ -519,6 +569,10 @@ static void *thread_main(void *userdata)
 			emit_state(s, SUSPENDER_BACKING_OFF);
 		if (!wait_ready(s, delay))
 			break;
+		if (run_soak(s)) {
+			delay = 0;
+			continue;
+		}
 		if (attempt(s, &delay) < 0)
 			break;
 	}
@@ -573,6 +627,42 @@ void suspender_set_enabled(struct suspender *s, bool enabled)
 	pthread_mutex_unlock(&s->lock);
 	if (!enabled)
 		gate_pass(s);
+}
+
+void suspender_set_paused(struct suspender *s, bool paused)
+{
+	pthread_mutex_lock(&s->lock);
+	s->paused = paused;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (paused)
+		gate_pass(s);
+}
+
+int suspender_soak(struct suspender *s, const struct soak_request *req)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->soak_pending || s->soak_running || s->stopping) {
+		pthread_mutex_unlock(&s->lock);
+		return -EBUSY;
+	}
+	s->soak_req = *req;
+	s->soak_pending = true;
+	pthread_cond_broadcast(&s->cond);
+	/*
+	 * The thread may sit in a wakeup_count read that blocks: signal it
+	 * until it took the cycle. One signal sent just before it entered
+	 * read() would be lost, hence the loop; each round is short, and a
+	 * read that returns EINTR goes straight back to the loop's top.
+	 */
+	while (s->soak_pending && !s->stopping) {
+		struct timespec ts = timespec_from_usec(now(CLOCK_MONOTONIC) + 20 * USEC_PER_MSEC);
+
+		pthread_kill(s->thread, SUSPENDER_SIGNAL);
+		(void)pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 int suspender_stop(struct suspender *s, usec_t timeout)

@@ -6,6 +6,7 @@
 
 #include "backoff.h"
 #include "time-util.h"
+#include "soak.h"
 #include "wakeup-sources.h"
 
 /*
@@ -19,6 +20,7 @@ enum suspender_state {
 	SUSPENDER_SUSPENDING,  /* inside the state write */
 	SUSPENDER_BACKING_OFF, /* waiting out the backoff delay */
 	SUSPENDER_DISABLED,
+	SUSPENDER_SOAKING,     /* the loop is paused while a soak client drives the cycles */
 	_SUSPENDER_STATE_MAX,
 	_SUSPENDER_STATE_INVALID = -22,
 };
@@ -32,7 +34,7 @@ enum suspend_result {
 	_SUSPEND_RESULT_INVALID = -22,
 };
 
-#define SUSPEND_BLOCKERS_MAX 4
+#define SUSPEND_BLOCKERS_MAX WAKEUP_BLOCKERS_MAX
 /* A wakeup_count read that took longer than this was held up by a wakeup source. */
 #define SUSPEND_BLOCKED_READ_USEC (100 * USEC_PER_MSEC)
 
@@ -64,6 +66,7 @@ struct suspend_report {
 enum suspender_event_type {
 	SUSPENDER_EVENT_STATE,
 	SUSPENDER_EVENT_RESULT,
+	SUSPENDER_EVENT_SOAK,  /* a soak cycle ended: soak holds its record */
 	_SUSPENDER_EVENT_TYPE_MAX,
 	_SUSPENDER_EVENT_TYPE_INVALID = -22,
 };
@@ -72,6 +75,7 @@ struct suspender_event {
 	enum suspender_event_type type;
 	enum suspender_state state;
 	struct suspend_report report;
+	struct soak_record soak;
 };
 
 struct suspender_params {
@@ -111,6 +115,16 @@ struct suspender *suspender_free(struct suspender *s);
  */
 void suspender_set_blocked(struct suspender *s, bool blocked);
 void suspender_set_enabled(struct suspender *s, bool enabled);
+
+/*
+ * Soak: while paused, the loop makes no attempt of its own; soak cycles run
+ * one at a time on the thread. Pausing is a barrier like disabling. A soak
+ * cycle runs whether or not the loop is enabled: it is asked for by name.
+ * suspender_soak() returns -EBUSY while one is queued or running, and once
+ * the thread picked it up its SUSPENDER_EVENT_SOAK follows.
+ */
+void suspender_set_paused(struct suspender *s, bool paused);
+int suspender_soak(struct suspender *s, const struct soak_request *req);
 
 /* Read end of the event pipe (non-blocking) and one event from it: 1 read, 0 none, <0 error. */
 int suspender_get_fd(struct suspender *s);

@@ -62,6 +62,9 @@ size_t wakeup_sources_moved(const struct wakeup_sources *before, const struct wa
  * total_time_ms; a source that appeared in between counts all of it). Fills
  * up to max entries, longest first, and returns how many there were in all.
  */
+/* As many as a suspend report or soak record carries. */
+#define WAKEUP_BLOCKERS_MAX 4
+
 struct wakeup_blocker {
 	char name[WAKEUP_SOURCE_NAME_MAX];
 	uint64_t ms;

@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "json.h"
+#include "soak.h"
 #include "macro.h"
 #include "time-util.h"
 
@@ -38,7 +39,8 @@ static void help(void)
 	       "  stats                  Show per-lock and suspend statistics\n"
 	       "  enable                 Let autosleepd suspend the machine again\n"
 	       "  disable                Stop autosleepd from suspending the machine\n"
-	       "  monitor                Print suspend, resume and wake lock events as they happen\n\n"
+	       "  monitor                Print suspend, resume and wake lock events as they happen\n"
+	       "  soak [OPTIONS]         Suspend and resume many times and report (soak --help)\n\n"
 	       "Options:\n"
 	       "  -h --help              Show this help\n"
 	       "     --version           Show the version\n"
@@ -792,7 +794,7 @@ static const struct verb {
 } verbs[] = {
 	{ "status", verb_status },   { "list", verb_list },	 { "hold", verb_hold },
 	{ "stats", verb_stats }, { "enable", verb_enable }, { "disable", verb_enable },
-	{ "monitor", verb_monitor },
+	{ "monitor", verb_monitor }, { "soak", NULL },
 };
 
 enum {
@@ -869,6 +871,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "Unknown command '%s'; see autosleepctl --help\n", argv[optind]);
 		return EXIT_FAILURE;
 	}
+	/* soak has options of its own and opens the bus only when it needs it (not for --compare). */
+	if (strcmp(argv[optind], "soak") == 0)
+		return verb_soak(argc - optind, argv + optind) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	/* Options may follow the verb too: "autosleepctl stats --json", "hold --why=x -- cmd". */
 	first = optind;
 	optind = first + 1;

@@ -531,9 +531,14 @@ static int run_cycle(sd_bus *bus, const struct soak_args *a, usec_t sleep, struc
 	}
 	r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE, "SoakCycle");
 	if (r >= 0)
-		r = sd_bus_message_append(call, "a{sv}", 5, "State", "s", a->state, "PmTest", "s", a->pm_test ?: "",
-					  "SleepUSec", "t", (uint64_t)sleep, "WakeAtUSec", "t", (uint64_t)wake_at, "Force", "b",
-					  a->force);
+		r = sd_bus_message_open_container(call, 'a', "{sv}");
+	if (r >= 0)
+		r = sd_bus_message_append(call, "{sv}{sv}{sv}{sv}", "State", "s", a->state, "SleepUSec", "t", (uint64_t)sleep,
+					  "WakeAtUSec", "t", (uint64_t)wake_at, "Force", "b", a->force);
+	if (r >= 0 && a->pm_test)
+		r = sd_bus_message_append(call, "{sv}", "PmTest", "s", a->pm_test);
+	if (r >= 0)
+		r = sd_bus_message_close_container(call);
 	if (r < 0)
 		return r;
 	/* The daemon's own watchdog answers a hang; this only bounds a daemon that never does. */

@@ -109,6 +109,9 @@ int soak_session_cycle(struct manager *m, sd_bus_message *call, const struct soa
 	const char *sender = sd_bus_message_get_sender(call);
 	int r;
 
+	/* A soak cycle is a real suspend: nothing a dry run may do. */
+	if (m->dry_run)
+		return sd_bus_error_set(error, SD_BUS_ERROR_NOT_SUPPORTED, "autosleepd runs with --dry-run: no soak cycles");
 	if (m->soak_hung)
 		return sd_bus_error_set(error, SD_BUS_ERROR_FAILED,
 					"The last soak cycle's state write never returned; no more cycles until it does");

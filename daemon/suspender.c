@@ -641,6 +641,8 @@ void suspender_set_paused(struct suspender *s, bool paused)
 
 int suspender_soak(struct suspender *s, const struct soak_request *req)
 {
+	if (!s->started || s->joined)
+		return -ESRCH;
 	pthread_mutex_lock(&s->lock);
 	if (s->soak_pending || s->soak_running || s->stopping) {
 		pthread_mutex_unlock(&s->lock);

@@ -80,7 +80,7 @@ batch() {
 	d0=$(dmesg | wc -l)
 	# Wall time, which includes time asleep, as WireGuard's rekey timer counts it.
 	t0=$(date +%s)
-	autosleepctl soak --cycles "$n" --sleep 4 --awake 0-1 --seed "$b" --output "$dir" | sed 's/^/# /'
+	autosleepctl soak --cycles "$n" --sleep 4 --awake 0-1 --seed "$b" --output "$dir" 2>&1 | sed 's/^/# /'
 	t1=$(date +%s)
 	s1=$(stat_ success)
 	f1=$(stat_ fail)

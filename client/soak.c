@@ -653,7 +653,7 @@ int verb_soak(int argc, char **argv)
 	}
 	if (asprintf(&jsonl, "%s/cycles.jsonl", dir) < 0 || asprintf(&prov, "%s/provenance.json", dir) < 0)
 		return -ENOMEM;
-	read_provenance(&p, argc - 1, argv + 1, a.seed);
+	read_provenance(&p, argc, argv, a.seed);
 	pf = fopen(prov, "we");
 	if (!pf) {
 		fprintf(stderr, "Failed to write %s: %m\n", prov);

@@ -13,6 +13,10 @@
 # host (@file lines), which checks its SVG with xmllint.
 # First, on the autosleep kernel, "who kept me awake": a wake_lock held from
 # the shell for 5 s shows in autosleepctl stats and status with about 5 s.
+# Then the soak session: a cycle a kernel wake_lock keeps awake is recorded
+# as blocked and names it; autosleep pauses for the client and resumes when
+# it is SIGKILLed; a D-Bus lock blocks a cycle unless --force, and survives
+# the forced one. After the S3 batches, 3 pm_test cycles.
 set -u
 . /usr/lib/autosleep-vm/lib.sh
 . /usr/lib/autosleep-vm/wg.sh
@@ -70,6 +74,53 @@ kept_awake() {
 		sh -c "journalctl -u autosleepd -o cat | grep ': success, slept' | tail -n1 | grep -q 'woken by rtc0'"
 }
 
+journal_has() { journalctl -u autosleepd -o cat --no-pager | grep -q "$1"; }
+record_field() { sed -n "${2}p" "$1/cycles.jsonl" | sed -n "s/.*\"$3\":\"\([^\"]*\)\".*/\1/p"; }
+
+session() {
+	local pid n0 holder
+	if ! wait_until 300 no_locks; then
+		not_ok "session: the daemon's own holds ended"
+		return
+	fi
+	# vmtest is held: the cycle's wakeup_count read blocks until its 10 s timeout.
+	n0=$(journalctl -u autosleepd -o cat --no-pager | grep -c 'Soak client left')
+	autosleepctl soak --cycles 50 --sleep 4 --awake 5 --output $out/killed > /run/soak-killed.log 2>&1 &
+	pid=$!
+	if ! wait_until 300 grep -q '^cycle 1/' /run/soak-killed.log; then
+		not_ok "session: the first cycle held up by vmtest ended within 30 s"
+		kill -9 $pid
+		return
+	fi
+	sed 's/^/# /' /run/soak-killed.log
+	check "session: a cycle vmtest kept awake is recorded as blocked ($(record_field $out/killed 1 result))" \
+		test "$(record_field $out/killed 1 result)" = blocked
+	check "session: its record names vmtest ($(record_field $out/killed 1 detail))" \
+		sh -c "sed -n 1p $out/killed/cycles.jsonl | grep -q '\"detail\":\"vmtest [0-9]'"
+	check "session: autosleep paused for the soak client" journal_has 'autosleep pauses until it leaves'
+	kill -9 $pid
+	wait $pid 2> /dev/null
+	check "session: autosleep resumed when the SIGKILLed client left the bus" \
+		wait_until 50 sh -c "[ \$(journalctl -u autosleepd -o cat --no-pager | grep -c 'Soak client left') -gt $n0 ]"
+
+	# A D-Bus lock: blocked without --force, suspended with it, and still held after.
+	autosleepctl hold --name soakguard --why "soak --force" -- sleep 300 &
+	holder=$!
+	wait_until 50 sh -c 'autosleepctl list | grep -q soakguard'
+	release
+	autosleepctl soak --cycles 1 --sleep 4 --output $out/guarded 2>&1 | sed 's/^/# /'
+	check "session: a D-Bus wake lock blocks a soak cycle ($(record_field $out/guarded 1 detail))" \
+		test "$(record_field $out/guarded 1 result)" = blocked -a "$(record_field $out/guarded 1 detail)" = "wake locks held"
+	autosleepctl soak --cycles 1 --sleep 4 --force --output $out/forced 2>&1 | sed 's/^/# /'
+	hold
+	check "session: --force suspends anyway ($(record_field $out/forced 1 result), woken by $(record_field $out/forced 1 wake_reason))" \
+		test "$(record_field $out/forced 1 result)" = success
+	check "session: the lock is still held after the forced cycle" sh -c 'autosleepctl list | grep -q soakguard'
+	check "session: and so is autosleepd's kernel lock" grep -qw autosleepd /sys/power/wake_lock
+	kill $holder
+	wait $holder 2> /dev/null
+}
+
 # batch N COUNT: one soak run of COUNT cycles with a fresh WireGuard session.
 batch() {
 	local b=$1 n=$2 dir=$out/batch$1 s0 f0 s1 f1 hs0 hs1 t0 t1 d0 new destroyed reseeded rs rf succ
@@ -120,7 +171,11 @@ check "mem_sleep is deep (real S3)" grep -q '\[deep\]' /sys/power/mem_sleep
 echo 'file drivers/net/wireguard/noise.c +p' > /proc/dynamic_debug/control
 wg_start || exit 0
 
-[ "$EXPECT" = autosleep ] && kept_awake
+if [ "$EXPECT" = autosleep ]; then
+	kept_awake
+	mkdir -p $out
+	session
+fi
 if ! wait_until 300 no_locks; then
 	not_ok "soak: the daemon's own holds ended"
 	exit 0
@@ -138,6 +193,13 @@ while [ "$left" -gt 0 ]; do
 	batch $b $n
 	left=$((left - n))
 done
+if [ "$EXPECT" = autosleep ]; then
+	s0=$(stat_ success)
+	autosleepctl soak --cycles 3 --pm-test devices --awake 0 --output $out/pmtest 2>&1 | sed 's/^/# /'
+	check "pm_test: 3 'devices' cycles succeeded (report: $(report_count $out/pmtest success), suspend_stats +$(( $(stat_ success) - s0 )))" \
+		test "$(report_count $out/pmtest success)" = 3 -a $(( $(stat_ success) - s0 )) -eq 3
+	check "pm_test: pm_test is back to none" grep -q '\[none\]' /sys/power/pm_test
+fi
 hold
 autosleepctl enable
 check "autosleep resumed when the soak client left (State is neither soaking nor disabled)" \

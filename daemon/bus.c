@@ -479,21 +479,31 @@ static int method_get_statistics(sd_bus_message *m, void *userdata, sd_bus_error
 	return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *error)
+/*
+ * The privileged methods: root, or polkit's org.autosleep1.manage. 1: go on;
+ * 0: the answer is coming, the handler returns 1 without replying and runs
+ * again from the top; <0: refused, error set.
+ */
+static int verify_manage(struct manager *mgr, sd_bus_message *m, sd_bus_error *error)
 {
-	struct manager *mgr = userdata;
 	uid_t uid;
 	pid_t pid;
 	int r;
 
 	r = peers_get(mgr->bus->peers, m, &uid, &pid);
+	if (r <= 0 || uid == 0)
+		return r;
+	return polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
+}
+
+static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+	int r;
+
+	r = verify_manage(mgr, m, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;
-	if (uid != 0) {
-		r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
-		if (r <= 0)
-			return r < 0 ? r : 1;
-	}
 	/* Returns once no state write is under way: after Disable, nothing suspends. */
 	manager_set_enabled(mgr, strcmp(sd_bus_message_get_member(m), "Enable") == 0);
 	return sd_bus_reply_method_return(m, "");
@@ -577,18 +587,11 @@ static int method_soak_cycle(sd_bus_message *m, void *userdata, sd_bus_error *er
 	struct manager *mgr = userdata;
 	struct soak_request req;
 	usec_t watchdog = SOAK_WATCHDOG_DEFAULT_USEC;
-	uid_t uid;
-	pid_t pid;
 	int r;
 
-	r = peers_get(mgr->bus->peers, m, &uid, &pid);
+	r = verify_manage(mgr, m, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;
-	if (uid != 0) {
-		r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
-		if (r <= 0)
-			return r < 0 ? r : 1;
-	}
 	/* After polkit: the check re-enters this handler, which reads the options from the top. */
 	r = parse_soak_options(m, &req, &watchdog, error);
 	if (r < 0)

@@ -210,7 +210,12 @@ size_t wakeup_sources_blockers(const struct wakeup_sources *before, const struct
 		activated = count_moved(b ? b->active_count : WAKEUP_SOURCE_COUNT_UNKNOWN, a->active_count);
 		if (is <= was && !activated)
 			continue;
-		snprintf(all[n].name, sizeof(all[n].name), "%s", a->name);
+		/* The device name may be cut short to fit: the rtcN in front is what tells. */
+		if (a->rtc[0])
+			snprintf(all[n].name, sizeof(all[n].name), "%s (%.*s)", a->rtc,
+				 (int)(sizeof(all[n].name) - strlen(a->rtc) - 4), a->name);
+		else
+			snprintf(all[n].name, sizeof(all[n].name), "%s", a->name);
 		all[n].ms = is > was ? is - was : 0;
 		n++;
 	}

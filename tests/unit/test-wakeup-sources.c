@@ -223,12 +223,15 @@ static void test_short_buffer(void **state)
 /* rtc_cmos's source is named after its PNP device; the rtc0 below it gives the name people know. */
 static void test_rtc_label(void **state)
 {
-	struct wakeup_sources b = {};
+	struct wakeup_sources b = {}, a = {};
+	struct wakeup_blocker k[1];
 	char buf[64], rel[128], *p;
 	char *dir = *state;
 
 	snapshot(&b);
 	add_source(dir, "wakeup7", "00:06", "0\n");
+	set(dir, "wakeup7", "active_count", "0\n");
+	set(dir, "wakeup7", "total_time_ms", "0\n");
 	wakeup_sources_clear(&b);
 	snapshot(&b);
 	snprintf(rel, sizeof(rel), SYSFS_CLASS_WAKEUP_ATTR_FMT, "wakeup7", "device/rtc/rtc0");
@@ -244,6 +247,14 @@ static void test_rtc_label(void **state)
 	set(dir, "wakeup7", "event_count", "1\n");
 	assert_int_equal(diff(&b, NULL, buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "rtc0 (00:06)");
+	/* And so it is named among who kept us awake. */
+	set(dir, "wakeup7", "active_count", "1\n");
+	set(dir, "wakeup7", "total_time_ms", "2\n");
+	assert_int_equal(wakeup_sources_read(&a), 0);
+	assert_int_equal(wakeup_sources_blockers(&b, &a, NULL, k, 1), 1);
+	assert_string_equal(k[0].name, "rtc0 (00:06)");
+	assert_int_equal(k[0].ms, 2);
+	wakeup_sources_clear(&a);
 	wakeup_sources_clear(&b);
 }
 

@@ -175,6 +175,7 @@ void soak_cycle_write_json(FILE *f, const struct soak_cycle *c)
 	kv_i64(f, &first, "last_hw_sleep_usec", c->last_hw_sleep_usec);
 	json_kv_u64(f, &first, "suspend_stats_success", c->stats_success);
 	json_kv_u64(f, &first, "suspend_stats_fail", c->stats_fail);
+	json_kv_string(f, &first, "wake_alarm", c->wake_alarm);
 	json_kv_bool(f, &first, "alarm_armed", c->alarm_armed);
 	json_kv_bool(f, &first, "alarm_cleared", c->alarm_cleared);
 	json_kv_u64(f, &first, "errno", (uint64_t)c->error);
@@ -519,6 +520,8 @@ static int cycle_field(struct jparser *j, const char *key, const struct jvalue *
 		COPY_STRING(failed_step);
 	else if (strcmp(key, "blockers") == 0)
 		COPY_STRING(blockers);
+	else if (strcmp(key, "wake_alarm") == 0)
+		COPY_STRING(wake_alarm);
 	else
 		return jfail(j, "unknown key \"%s\"", key);
 	return 0;

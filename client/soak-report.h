@@ -40,6 +40,7 @@ struct soak_cycle {
 	int64_t last_hw_sleep_usec;    /* -1: the kernel has none */
 	bool premature, late;
 	uint64_t stats_success, stats_fail; /* suspend_stats deltas */
+	char wake_alarm[8];            /* "rtc" (rtc0's wakealarm), "timerfd" (CLOCK_BOOTTIME_ALARM), "none" (pm_test) */
 	bool alarm_armed, alarm_cleared;
 	int error;                     /* errno of the failed write, positive */
 	int failed_errno;

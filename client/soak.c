@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ struct soak_args {
 	struct range sleep, awake;
 	const char *state;
 	const char *pm_test;
+	bool timerfd;          /* --alarm=timerfd: a CLOCK_BOOTTIME_ALARM timerfd instead of rtc0's wakealarm */
 	unsigned max_failures; /* consecutive; 0: never stop */
 	bool force;
 	const char *output;
@@ -68,6 +70,7 @@ static void soak_help(void)
 	       "  --awake=MIN[-MAX]      Time awake between cycles, random in the range (default 2s)\n"
 	       "  --seed=N               Seed for the ranges (printed; default from the clock)\n"
 	       "  --state=STATE          mem (default), freeze or standby\n"
+	       "  --alarm=rtc|timerfd    Wake by rtc0's wakealarm (default) or a CLOCK_BOOTTIME_ALARM timerfd\n"
 	       "  --pm-test=LEVEL        pm_test level (core, processors, platform, devices, freezer):\n"
 	       "                         the kernel stops at that level and resumes by itself; no alarm\n"
 	       "  --max-failures=K       Stop after K consecutive failed cycles (default: never)\n"
@@ -120,7 +123,7 @@ static int parse_uint(const char *what, const char *s, unsigned *ret)
 static int parse_args(int argc, char **argv, struct soak_args *a)
 {
 	enum { A_CYCLES = 0x100, A_DURATION, A_SLEEP, A_AWAKE, A_SEED, A_STATE, A_PM_TEST, A_MAXF, A_FORCE, A_OUTPUT,
-	       A_COMPARE };
+	       A_COMPARE, A_ALARM };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },	      { "cycles", required_argument, NULL, A_CYCLES },
 		{ "duration", required_argument, NULL, A_DURATION }, { "sleep", required_argument, NULL, A_SLEEP },
@@ -128,6 +131,7 @@ static int parse_args(int argc, char **argv, struct soak_args *a)
 		{ "state", required_argument, NULL, A_STATE },	{ "pm-test", required_argument, NULL, A_PM_TEST },
 		{ "max-failures", required_argument, NULL, A_MAXF }, { "force", no_argument, NULL, A_FORCE },
 		{ "output", required_argument, NULL, A_OUTPUT },	{ "compare", no_argument, NULL, A_COMPARE },
+		{ "alarm", required_argument, NULL, A_ALARM },
 		{}
 	};
 	bool compare = false, have_cycles = false;
@@ -194,6 +198,13 @@ static int parse_args(int argc, char **argv, struct soak_args *a)
 				return -EINVAL;
 			}
 			a->pm_test = optarg;
+			break;
+		case A_ALARM:
+			if (strcmp(optarg, "rtc") && strcmp(optarg, "timerfd")) {
+				fprintf(stderr, "Invalid --alarm '%s': expected rtc or timerfd\n", optarg);
+				return -EINVAL;
+			}
+			a->timerfd = strcmp(optarg, "timerfd") == 0;
 			break;
 		case A_MAXF:
 			if (parse_uint("max-failures", optarg, &a->max_failures) < 0)
@@ -507,26 +518,65 @@ static int get_record(sd_bus_message *reply, struct soak_cycle *c)
 	return sd_bus_message_exit_container(reply);
 }
 
+static int arm_rtc(usec_t sleep)
+{
+	char buf[32];
+	int r;
+
+	/* Disarm first: the kernel refuses a new alarm while one is armed. */
+	r = write_file(RTC_WAKEALARM, "0");
+	snprintf(buf, sizeof(buf), "+%" PRIu64, (uint64_t)(sleep / USEC_PER_SEC));
+	if (r >= 0)
+		r = write_file(RTC_WAKEALARM, buf);
+	if (r < 0)
+		fprintf(stderr, "Failed to arm the RTC alarm (%s): %s\n", RTC_WAKEALARM, strerror(-r));
+	return r;
+}
+
+/*
+ * A CLOCK_BOOTTIME_ALARM timer wakes the machine through the alarmtimer's
+ * RTC, in the kernel's hands (it refuses to suspend less than 2 s before
+ * it). It must stay open across the suspend; it needs CAP_WAKE_ALARM.
+ */
+static int arm_timerfd(usec_t sleep)
+{
+	struct itimerspec its = { .it_value = timespec_from_usec(sleep) };
+	int fd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd < 0) {
+		fprintf(stderr, "CLOCK_BOOTTIME_ALARM timers are not available here (%m): use --alarm=rtc\n");
+		return negative_errno();
+	}
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		int r = negative_errno();
+
+		fprintf(stderr, "Failed to arm the CLOCK_BOOTTIME_ALARM timer: %s\n", strerror(-r));
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* One cycle: arm the alarm, ask the daemon, disarm. */
 static int run_cycle(sd_bus *bus, const struct soak_args *a, usec_t sleep, struct soak_cycle *c)
 {
 	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+	_cleanup_close_ int tfd = -EBADF;
 	usec_t wake_at = 0;
-	char buf[32];
+	uint64_t expired = 0;
 	int r;
 
 	c->requested_usec = a->pm_test ? 0 : sleep;
+	snprintf(c->wake_alarm, sizeof(c->wake_alarm), "%s", a->pm_test ? "none" : a->timerfd ? "timerfd" : "rtc");
 	if (!a->pm_test) {
-		/* Disarm first: the kernel refuses a new alarm while one is armed. */
-		r = write_file(RTC_WAKEALARM, "0");
-		snprintf(buf, sizeof(buf), "+%" PRIu64, (uint64_t)(sleep / USEC_PER_SEC));
-		if (r >= 0)
-			r = write_file(RTC_WAKEALARM, buf);
-		if (r < 0) {
-			fprintf(stderr, "Failed to arm the RTC alarm (%s): %s\n", RTC_WAKEALARM, strerror(-r));
+		if (a->timerfd) {
+			tfd = arm_timerfd(sleep);
+			r = tfd < 0 ? tfd : 0;
+		} else
+			r = arm_rtc(sleep);
+		if (r < 0)
 			return r;
-		}
 		wake_at = now(CLOCK_BOOTTIME) + sleep;
 	}
 	r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE, "SoakCycle");
@@ -543,16 +593,25 @@ static int run_cycle(sd_bus *bus, const struct soak_args *a, usec_t sleep, struc
 		return r;
 	/* The daemon's own watchdog answers a hang; this only bounds a daemon that never does. */
 	r = sd_bus_call(bus, call, sleep + 600 * USEC_PER_SEC, &e, &reply);
-	if (!a->pm_test)
+	if (!a->pm_test && !a->timerfd)
 		(void)write_file(RTC_WAKEALARM, "0");
 	if (r < 0) {
 		fprintf(stderr, "SoakCycle failed: %s\n", e.message ? e.message : strerror(-r));
 		return r;
 	}
 	r = get_record(reply, c);
-	if (r < 0)
+	if (r < 0) {
 		fprintf(stderr, "Failed to read the soak record: %s\n", strerror(-r));
-	return r;
+		return r;
+	}
+	if (tfd >= 0) {
+		/* The daemon saw rtc0's wakealarm, which this timer does not use: the timer's own word counts. */
+		c->alarm_armed = true;
+		c->alarm_cleared = read(tfd, &expired, sizeof(expired)) == sizeof(expired) && expired > 0;
+		if (c->result == SOAK_CLASS_SUCCESS && !c->alarm_cleared)
+			c->result = SOAK_CLASS_ALARM_NOT_CLEARED;
+	}
+	return 0;
 }
 
 static int write_report(const char *dir, const struct soak_provenance *p, const struct soak_cycle *cycles, size_t n)

@@ -19,7 +19,7 @@ static const char *const fixture[] = {
 	"{\"cycle\":1,\"result\":\"success\",\"start_usec\":1000,\"requested_sleep_usec\":4000000,"
 	"\"actual_sleep_usec\":4010000,\"premature\":false,\"late\":false,\"state_write_usec\":4100000,"
 	"\"awake_in_write_usec\":90000,\"entry_latency_usec\":30000,\"exit_latency_usec\":50000,"
-	"\"last_hw_sleep_usec\":null,\"suspend_stats_success\":1,\"suspend_stats_fail\":0,\"alarm_armed\":true,"
+	"\"last_hw_sleep_usec\":null,\"suspend_stats_success\":1,\"suspend_stats_fail\":0,\"wake_alarm\":\"rtc\",\"alarm_armed\":true,"
 	"\"alarm_cleared\":true,\"errno\":0,\"wake_reason\":\"rtc0 (00:06)\",\"detail\":\"\",\"failed_dev\":\"\","
 	"\"failed_step\":\"\",\"failed_errno\":0,\"blockers\":\"\",\"crng_reseeds\":0,\"keypairs_destroyed\":0,"
 	"\"battery\":null,\"kernel_bugs\":[],\"kmsg_excerpt\":[]}",
@@ -59,6 +59,7 @@ static void test_parse(void **state)
 	assert_int_equal(cycles[0].asleep_usec, 4010000);
 	assert_int_equal(cycles[0].last_hw_sleep_usec, -1);
 	assert_true(cycles[0].alarm_cleared);
+	assert_string_equal(cycles[0].wake_alarm, "rtc");
 	assert_string_equal(cycles[0].wake_reason, "rtc0 (00:06)");
 	/* Keys left out take their defaults: unknown latencies are -1, not 0. */
 	assert_int_equal(cycles[1].exit_usec, -1);

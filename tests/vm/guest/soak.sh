@@ -16,7 +16,8 @@
 # Then the soak session: a cycle a kernel wake_lock keeps awake is recorded
 # as blocked and names it; autosleep pauses for the client and resumes when
 # it is SIGKILLed; a D-Bus lock blocks a cycle unless --force, and survives
-# the forced one. After the S3 batches, 3 pm_test cycles.
+# the forced one. After the S3 batches, 3 pm_test cycles and 3 cycles woken
+# by a CLOCK_BOOTTIME_ALARM timerfd instead of rtc0's wakealarm.
 set -u
 . /usr/lib/autosleep-vm/lib.sh
 . /usr/lib/autosleep-vm/wg.sh
@@ -199,6 +200,12 @@ if [ "$EXPECT" = autosleep ]; then
 	check "pm_test: 3 'devices' cycles succeeded (report: $(report_count $out/pmtest success), suspend_stats +$(( $(stat_ success) - s0 )))" \
 		test "$(report_count $out/pmtest success)" = 3 -a $(( $(stat_ success) - s0 )) -eq 3
 	check "pm_test: pm_test is back to none" grep -q '\[none\]' /sys/power/pm_test
+	s0=$(stat_ success)
+	autosleepctl soak --cycles 3 --sleep 4 --awake 0 --alarm timerfd --output $out/timerfd 2>&1 | sed 's/^/# /'
+	check "timerfd: 3 cycles woken by a CLOCK_BOOTTIME_ALARM timerfd succeeded (report: $(report_count $out/timerfd success), suspend_stats +$(( $(stat_ success) - s0 )))" \
+		test "$(report_count $out/timerfd success)" = 3 -a $(( $(stat_ success) - s0 )) -eq 3
+	check "timerfd: each record says so, with the timer expired" \
+		test "$(grep -c '"wake_alarm":"timerfd","alarm_armed":true,"alarm_cleared":true' $out/timerfd/cycles.jsonl)" -eq 3
 fi
 hold
 autosleepctl enable

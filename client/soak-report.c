@@ -51,9 +51,14 @@ bool soak_class_is_failure(enum soak_class c)
 	return c != SOAK_CLASS_SUCCESS && c != SOAK_CLASS_BLOCKED;
 }
 
+uint64_t soak_wake_tolerance(uint64_t requested_usec)
+{
+	return 1000000 + requested_usec / 10;
+}
+
 void soak_cycle_flag_wake(struct soak_cycle *c)
 {
-	uint64_t tol = 1000000 + c->requested_usec / 10;
+	uint64_t tol = soak_wake_tolerance(c->requested_usec);
 
 	c->premature = c->late = false;
 	if (c->requested_usec == 0 || c->result != SOAK_CLASS_SUCCESS)

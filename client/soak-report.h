@@ -90,6 +90,7 @@ bool soak_class_is_failure(enum soak_class c);
  * whole seconds) plus 10% of the request.
  */
 void soak_cycle_flag_wake(struct soak_cycle *c);
+uint64_t soak_wake_tolerance(uint64_t requested_usec);
 
 /* What one cycle's kernel log says: latencies, reseeds, destroyed keypairs, BUG/WARNING lines, excerpt. */
 struct kmsg_line {

@@ -179,6 +179,7 @@ static void test_flags(void **state)
 
 	(void)state;
 	/* Tolerance: 1 s + 10% = 2 s. */
+	assert_int_equal(soak_wake_tolerance(c.requested_usec), 2000000);
 	c.asleep_usec = 8 * 1000000;
 	soak_cycle_flag_wake(&c);
 	assert_false(c.premature);

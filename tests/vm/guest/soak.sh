@@ -204,7 +204,7 @@ if [ "$EXPECT" = autosleep ]; then
 	autosleepctl soak --cycles 3 --sleep 4 --awake 0 --alarm timerfd --output $out/timerfd 2>&1 | sed 's/^/# /'
 	check "timerfd: 3 cycles woken by a CLOCK_BOOTTIME_ALARM timerfd succeeded (report: $(report_count $out/timerfd success), suspend_stats +$(( $(stat_ success) - s0 )))" \
 		test "$(report_count $out/timerfd success)" = 3 -a $(( $(stat_ success) - s0 )) -eq 3
-	check "timerfd: each record says so, with the timer expired" \
+	check "timerfd: each record says so, with the timer fired (expired, or due within the tolerance)" \
 		test "$(grep -c '"wake_alarm":"timerfd","alarm_armed":true,"alarm_cleared":true' $out/timerfd/cycles.jsonl)" -eq 3
 fi
 hold

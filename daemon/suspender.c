@@ -239,7 +239,7 @@ static bool wait_ready(struct suspender *s, usec_t delay)
 	/* Saturate: a deadline past what the clock can say is no deadline. */
 	bool forever = delay >= USEC_INFINITY - t;
 	struct timespec deadline = timespec_from_usec(forever ? 0 : t + delay);
-	bool announced = false;
+	enum suspender_state announced = _SUSPENDER_STATE_INVALID;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping && !s->soak_pending && delay > 0) {
@@ -257,12 +257,13 @@ static bool wait_ready(struct suspender *s, usec_t delay)
 			forever = true;
 	}
 	while (!s->stopping && !s->soak_pending && (!s->enabled || s->paused)) {
-		if (!announced) {
-			enum suspender_state st = s->paused ? SUSPENDER_SOAKING : SUSPENDER_DISABLED;
+		/* Paused for a soak, or disabled: announce each change, such as the soak ending while disabled. */
+		enum suspender_state st = s->paused ? SUSPENDER_SOAKING : SUSPENDER_DISABLED;
 
+		if (announced != st) {
 			pthread_mutex_unlock(&s->lock);
 			emit_state(s, st);
-			announced = true;
+			announced = st;
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}

@@ -155,7 +155,7 @@ static void test_session(void **state)
 
 static void test_hang(void **state)
 {
-	sd_bus *a = NULL;
+	sd_bus *a = NULL, *b = NULL;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	char result[64], detail[64], path[512], buf[16];
 	usec_t t0;
@@ -190,7 +190,13 @@ static void test_hang(void **state)
 	fixture_write(h.dir, "sys/power/state", "freeze mem\n");
 	assert_true(soak(a, false, 0, result, detail, &e) >= 0);
 	assert_string_equal(result, "success");
+	assert_int_equal(harness_open_client(&h, &b), 0);
+	assert_true(wait_state(b, "soaking", true));
+	/* The client leaves while autosleep is disabled: that is what State says then. */
 	a = sd_bus_flush_close_unref(a);
+	assert_true(wait_state(b, "disabled", true));
+	assert_int_equal(sd_bus_call_method(b, NAME, PATH, IFACE, "Enable", NULL, NULL, ""), 1);
+	b = sd_bus_flush_close_unref(b);
 }
 
 int main(void)

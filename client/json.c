@@ -65,3 +65,17 @@ void json_object_in_array(FILE *f, bool *first_in_array)
 	*first_in_array = false;
 	fputc('{', f);
 }
+
+void json_figure(FILE *f, double value)
+{
+	if (value < 0)
+		fputs("null", f);
+	else
+		fprintf(f, "%.6g", value);
+}
+
+void json_kv_figure(FILE *f, bool *first, const char *key, double value)
+{
+	json_key(f, first, key);
+	json_figure(f, value);
+}

@@ -13,3 +13,6 @@ void json_key(FILE *f, bool *first, const char *key);
 void json_kv_string(FILE *f, bool *first, const char *key, const char *value);
 void json_kv_u64(FILE *f, bool *first, const char *key, uint64_t value);
 void json_kv_bool(FILE *f, bool *first, const char *key, bool value);
+/* A measured figure: a number, or null when negative (the daemon's "none"). */
+void json_figure(FILE *f, double value);
+void json_kv_figure(FILE *f, bool *first, const char *key, double value);

@@ -23,6 +23,7 @@
 static const char *const changed_names[] = {
 	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
 	"UserspaceAutosleep", "UserspaceAutosleepKnob",
+	"AsleepShare", "BatteryDrainAwake", "BatteryDrainAsleep", "BatteryPowerAwake", "BatteryPowerAsleep",
 };
 
 struct bus {
@@ -156,14 +157,18 @@ static void on_lease_event(struct leases *ls, enum lease_event ev, struct lease 
 			bus_emit_acquired(b, x);
 		break;
 	case LEASE_RELEASED:
-		/* The signal first: whoever waits for it need not wait for the bookkeeping. */
-		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
-					 reason);
+		/*
+		 * The record goes before the signal: had we died in between, a
+		 * restarted daemon would bring back a lock its holder was told
+		 * had been released. Forgetting is one unlink.
+		 */
 		if (l && l->bus == b) {
 			lease_store_forget(b->store, x->id);
 			x->data = bus_lock_free(l);
 			b->n_locks--;
 		}
+		(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "WakeLockReleased", "sss", x->name, x->owner,
+					 reason);
 		break;
 	case LEASE_HELD:
 	case LEASE_UNHELD:
@@ -263,6 +268,8 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	if (uid != 0) {
 		/* Without polkit, wake locks stay open to all: the quota still bounds each user. */
 		r = polkit_verify(&b->polkit, m, "org.autosleep1.acquire-wake-lock", true, error);
+		if (r == 0)
+			peers_wait(b->peers, m);
 		if (r <= 0)
 			return r < 0 ? r : 1;
 	}
@@ -397,6 +404,17 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "InputEvents", "t", activity_events(mgr->activity),
 					  "InputOverflows", "t", activity_overflows(mgr->activity), "ActivityHoldWrites", "t",
 					  activity_writes(mgr->activity));
+	if (r >= 0) {
+		struct battery_drain_summary b;
+
+		manager_battery_summary(mgr, &b);
+		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}", "BatteryWindowUSec", "t", (uint64_t)b.covered,
+					  "AsleepShare", "d", b.asleep_share, "BatteryDrainAwake", "d",
+					  b.percent_per_hour[BATTERY_PHASE_AWAKE], "BatteryDrainAsleep", "d",
+					  b.percent_per_hour[BATTERY_PHASE_ASLEEP], "BatteryPowerAwake", "d",
+					  b.milliwatts[BATTERY_PHASE_AWAKE], "BatteryPowerAsleep", "d",
+					  b.milliwatts[BATTERY_PHASE_ASLEEP]);
+	}
 	if (r >= 0 && last)
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}", "LastResult", "s",
 					  suspend_result_to_string(last->report.result), "LastAsleepUSec", "t",
@@ -493,7 +511,11 @@ static int verify_manage(struct manager *mgr, sd_bus_message *m, sd_bus_error *e
 	r = peers_get(mgr->bus->peers, m, &uid, &pid);
 	if (r <= 0 || uid == 0)
 		return r;
-	return polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
+	r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
+	/* Hold the sender's later calls back until polkit answered and this one ran. */
+	if (r == 0)
+		peers_wait(mgr->bus->peers, m);
+	return r;
 }
 
 static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -624,6 +646,30 @@ DEFINE_PROPERTY_GET(idle_timeout, "t", (uint64_t)(mgr->activity ? mgr->config.id
 DEFINE_PROPERTY_GET(idle, "t", (uint64_t)activity_idle(mgr->activity))
 DEFINE_PROPERTY_GET(n_input_devices, "u", activity_n_devices(mgr->activity))
 
+/* The battery figures of the last hour; -1 where there is none (see battery-drain.h). */
+static double battery_figure(const struct battery_drain_summary *s, const char *property)
+{
+	if (strcmp(property, "AsleepShare") == 0)
+		return s->asleep_share;
+	if (strcmp(property, "BatteryDrainAwake") == 0)
+		return s->percent_per_hour[BATTERY_PHASE_AWAKE];
+	if (strcmp(property, "BatteryDrainAsleep") == 0)
+		return s->percent_per_hour[BATTERY_PHASE_ASLEEP];
+	if (strcmp(property, "BatteryPowerAwake") == 0)
+		return s->milliwatts[BATTERY_PHASE_AWAKE];
+	assert(strcmp(property, "BatteryPowerAsleep") == 0);
+	return s->milliwatts[BATTERY_PHASE_ASLEEP];
+}
+
+static int property_get_battery(sd_bus *bus, const char *path, const char *interface, const char *property,
+				sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct battery_drain_summary s;
+
+	manager_battery_summary(userdata, &s);
+	return sd_bus_message_append(reply, "d", battery_figure(&s, property));
+}
+
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -645,6 +691,17 @@ static const sd_bus_vtable manager_vtable[] = {
 	/* Changes all the time, so no change signal: read it when needed. */
 	SD_BUS_PROPERTY("IdleUSec", "t", property_get_idle, 0, 0),
 	SD_BUS_PROPERTY("NInputDevices", "u", property_get_n_input_devices, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/*
+	 * Over the hour up to the last suspend or resume: the share of it spent
+	 * asleep (0..1), and the battery's drain awake and asleep in %/h and in
+	 * mW. -1 where there is no figure: no battery, on AC, under a minute
+	 * measured, or (mW) a battery that gives neither energy nor voltage.
+	 */
+	SD_BUS_PROPERTY("AsleepShare", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("BatteryDrainAwake", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("BatteryDrainAsleep", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("BatteryPowerAwake", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("BatteryPowerAsleep", "d", property_get_battery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLock", SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec),
 				SD_BUS_RESULT("h", fd), method_acquire_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReleaseWakeLock", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

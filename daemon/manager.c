@@ -371,6 +371,34 @@ static void manager_count_blockers(struct manager *m, const struct suspend_repor
 		log_info("Suspend #%" PRIu64 ": kept awake by kernel wakeup sources: %s", rep->attempt, msg);
 }
 
+static const char *const battery_properties[] = {
+	"AsleepShare", "BatteryDrainAwake", "BatteryDrainAsleep", "BatteryPowerAwake", "BatteryPowerAsleep",
+};
+
+/*
+ * The stretch since the last sample was awake up to the sample before the
+ * wakeup_count write; from there to the one after the state write it was
+ * asleep if the suspend succeeded. Early cancels never get here: their
+ * windows would only be a few microseconds.
+ */
+static void manager_battery_sample(struct manager *m, const struct suspend_report *rep)
+{
+	if (rep->battery_before.boottime == 0)
+		return;
+	battery_drain_sample(&m->battery, &rep->battery_before, BATTERY_PHASE_AWAKE);
+	if (rep->battery_after.boottime > 0)
+		battery_drain_sample(&m->battery, &rep->battery_after,
+				     rep->result == SUSPEND_SUCCESS ? BATTERY_PHASE_ASLEEP : BATTERY_PHASE_AWAKE);
+	for (size_t i = 0; i < ELEMENTSOF(battery_properties); i++)
+		bus_emit_changed(m->bus, battery_properties[i]);
+}
+
+void manager_battery_summary(const struct manager *m, struct battery_drain_summary *ret)
+{
+	/* As of the last sample, so a value changes only when PropertiesChanged says so. */
+	battery_drain_summarize(&m->battery, m->battery.last.boottime, ret);
+}
+
 static void log_result(struct manager *m, const struct suspend_report *rep)
 {
 	char asleep[FORMAT_TIMESPAN_MAX], delay[FORMAT_TIMESPAN_MAX], msg[512];
@@ -456,6 +484,7 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 			if (ev.report.result == SUSPEND_EARLY_CANCEL)
 				break;
 			manager_record(m, &ev.report);
+			manager_battery_sample(m, &ev.report);
 			bus_emit_resumed(m->bus, &ev.report);
 			if (ev.report.result == SUSPEND_SUCCESS) {
 				snprintf(m->last_wake_reason, sizeof(m->last_wake_reason), "%s", ev.report.wake_reason);
@@ -610,6 +639,25 @@ char *manager_runtime_dir(void)
 	return strndup(rt, strcspn(rt, ":"));
 }
 
+/* The first window starts at start-up, so the first awake stretch counts. */
+static void manager_report_battery(struct manager *m)
+{
+	struct battery_sample s = {};
+	int r;
+
+	r = battery_read(&s);
+	if (r == -ENODEV)
+		log_info("No battery: no drain figures");
+	else if (r < 0)
+		log_warning_errno(r, "Failed to read the battery: %m, ignoring");
+	else
+		log_info("Battery: %u pack%s, drain measured in %s", s.n_batteries, s.n_batteries == 1 ? "" : "s",
+			 battery_unit_to_string(s.unit));
+	s.boottime = now(CLOCK_BOOTTIME);
+	s.monotonic = now(CLOCK_MONOTONIC);
+	battery_drain_sample(&m->battery, &s, BATTERY_PHASE_AWAKE);
+}
+
 int manager_startup(struct manager *m)
 {
 	_cleanup_free_ char *runtime_dir = NULL, *store_dir = NULL;
@@ -624,6 +672,7 @@ int manager_startup(struct manager *m)
 	r = manager_report_kernel(m);
 	if (r < 0)
 		return r;
+	manager_report_battery(m);
 	max_locks = manager_max_locks();
 	snprintf(activity_lock, sizeof(activity_lock), "%s.activity", m->config.wake_lock_name);
 	/* Where lease records and the knob's old value live: the unit's RuntimeDirectory=, else nowhere. */

@@ -5,6 +5,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "battery-drain.h"
 #include "config.h"
 #include "kconfig.h"
 #include "knob.h"
@@ -78,6 +79,7 @@ struct manager {
 	bool enabled;
 	struct manager_stats stats;
 	char last_wake_reason[96];
+	struct battery_drain battery;
 
 	/* soak-session.c: the client driving soak cycles, its call, the hang watchdog. */
 	sd_bus_track *soak_track;
@@ -121,6 +123,9 @@ void manager_fatal(struct manager *m, int error, const char *what);
 
 /* The unit's RuntimeDirectory= (first of several), or NULL outside a unit; caller frees. */
 char *manager_runtime_dir(void);
+
+/* Battery figures over the last hour, as of the last sample. */
+void manager_battery_summary(const struct manager *m, struct battery_drain_summary *ret);
 
 /* Newest first; i < stats.n_recent. */
 const struct manager_cycle *manager_recent(const struct manager *m, unsigned i);

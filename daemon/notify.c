@@ -11,6 +11,8 @@
 
 #include "notify.h"
 
+#define NOTIFY_SNDBUF (8 * 1024 * 1024)
+
 static int notify_fd = -EBADF;
 static struct sockaddr_un notify_addr;
 static socklen_t notify_addr_len;
@@ -45,6 +47,15 @@ static int notify_open(void)
 	notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (notify_fd < 0)
 		return negative_errno();
+	/*
+	 * As sd_notify() does: a datagram that carries fds into the store is
+	 * charged to our send buffer until the manager reads it, and a burst of
+	 * them (a restart with thousands of locks to store) must not stall on
+	 * the default buffer. FORCE works for root (us, in the unit), beyond
+	 * wmem_max; without it the plain option still raises what it may.
+	 */
+	if (setsockopt(notify_fd, SOL_SOCKET, SO_SNDBUFFORCE, &(int){ NOTIFY_SNDBUF }, sizeof(int)) < 0)
+		(void)setsockopt(notify_fd, SOL_SOCKET, SO_SNDBUF, &(int){ NOTIFY_SNDBUF }, sizeof(int));
 	return 1;
 }
 

@@ -8,6 +8,12 @@
 #include "macro.h"
 #include "peers.h"
 
+/* A call held back so that one client's calls run in the order it sent them. */
+struct held {
+	sd_bus_message *m;
+	uint64_t seq;
+};
+
 struct peer {
 	struct peers *peers;
 	char *name;
@@ -15,17 +21,40 @@ struct peer {
 	uid_t uid;
 	pid_t pid;
 	bool known;
-	bool gone;              /* the name left while we asked */
+	bool gone;              /* the name left while a call of it waited */
 	sd_bus_slot *query;     /* GetConnectionCredentials in flight */
-	sd_bus_message **waiting; /* calls to dispatch again once known */
-	unsigned n_waiting;
+	/*
+	 * The call that waits for an answer (its credentials, or polkit) and
+	 * will be dispatched again; while there is one, the client's later
+	 * calls are parked. Parked calls go back to sd-bus's read queue once
+	 * the busy one runs again, as "released"; one that comes round runs
+	 * only when no call the client sent before it is still held.
+	 */
+	sd_bus_message *busy;
+	uint64_t busy_seq;
+	struct held *parked;    /* by seq */
+	unsigned n_parked;
+	struct held *released;
+	unsigned n_released;
+	uint64_t next_seq;
+	uint64_t running_seq;   /* of the call the filter let pass last */
 };
 
 struct peers {
 	sd_bus *bus;
 	sd_bus_slot *match;
+	sd_bus_slot *filter;
+	struct peer **gone;     /* left the bus, with calls still to come round */
+	unsigned n_gone;
 	struct hash by_name;
 };
+
+static void held_free(struct held *h, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		sd_bus_message_unref(h[i].m);
+	free(h);
+}
 
 static void peer_free(struct peer *x)
 {
@@ -34,11 +63,17 @@ static void peer_free(struct peer *x)
 	if (x->by_name.key)
 		hash_remove(&x->peers->by_name, &x->by_name);
 	sd_bus_slot_unref(x->query);
-	for (unsigned i = 0; i < x->n_waiting; i++)
-		sd_bus_message_unref(x->waiting[i]);
-	free(x->waiting);
+	sd_bus_message_unref(x->busy);
+	held_free(x->parked, x->n_parked);
+	held_free(x->released, x->n_released);
 	free(x->name);
 	free(x);
+}
+
+/* Nothing waits: the entry is only the credentials cache, or, once gone, nothing. */
+static bool peer_idle(const struct peer *x)
+{
+	return !x->query && !x->busy && x->n_parked == 0 && x->n_released == 0;
 }
 
 static struct peer *peer_find(const struct peers *p, const char *name)
@@ -61,11 +96,27 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	if (!x)
 		return 0;
 	log_debug("Forgetting the credentials of %s: it left the bus", name);
-	/* The answer in flight still comes; its calls are dispatched and the entry goes then. */
-	if (x->query)
-		x->gone = true;
-	else
+	/* Nobody reads replies to parked calls any more. */
+	held_free(x->parked, x->n_parked);
+	x->parked = NULL;
+	x->n_parked = 0;
+	/*
+	 * A call that waits (credentials, polkit) and calls already back in the
+	 * read queue still come round: the entry stays until they did, so the
+	 * answer polkit gave is taken, not left behind.
+	 */
+	if (peer_idle(x)) {
 		peer_free(x);
+	} else if (!x->gone) {
+		struct peer **g = reallocarray(p->gone, p->n_gone + 1, sizeof(*g));
+
+		/* Without room on the list the entry stays: a leak of one entry, never a crash. */
+		if (g) {
+			p->gone = g;
+			p->gone[p->n_gone++] = x;
+		}
+		x->gone = true;
+	}
 	return 0;
 }
 
@@ -104,53 +155,191 @@ static int parse_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_p
 	return 0;
 }
 
+/* Back into sd-bus's read queue, behind what is there, to be dispatched from the start. */
+static int redispatch(sd_bus_message *m)
+{
+	int r = sd_bus_message_rewind(m, true);
+
+	if (r >= 0)
+		r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(m), m);
+	if (r < 0) {
+		log_error_errno(r, "Failed to dispatch %s again: %m", strna(sd_bus_message_get_member(m)));
+		(void)sd_bus_reply_method_errno(m, r, NULL);
+	}
+	return r;
+}
+
+/*
+ * Every parked call goes back to the read queue. They come round after
+ * whatever the queue holds, so each is checked again then, by its seq.
+ */
+static void release_parked(struct peer *x)
+{
+	struct held *h;
+
+	if (x->n_parked == 0)
+		return;
+	h = reallocarray(x->released, x->n_released + x->n_parked, sizeof(*h));
+	for (unsigned i = 0; i < x->n_parked; i++) {
+		sd_bus_message *m = x->parked[i].m;
+
+		if (!h) {
+			(void)sd_bus_reply_method_errno(m, -ENOMEM, NULL);
+			sd_bus_message_unref(m);
+		} else if (redispatch(m) < 0) {
+			sd_bus_message_unref(m);
+		} else {
+			h[x->n_released++] = x->parked[i];
+		}
+	}
+	if (h)
+		x->released = h;
+	x->n_parked = 0;
+}
+
+static int park(struct peer *x, sd_bus_message *m, uint64_t seq)
+{
+	struct held *h = reallocarray(x->parked, x->n_parked + 1, sizeof(*h));
+	unsigned i;
+
+	if (!h)
+		return -ENOMEM;
+	x->parked = h;
+	/* Sorted by seq: a call that was released and parked again may be older than the rest. */
+	for (i = x->n_parked; i > 0 && h[i - 1].seq > seq; i--)
+		h[i] = h[i - 1];
+	h[i] = (struct held){ sd_bus_message_ref(m), seq };
+	x->n_parked++;
+	return 0;
+}
+
+/* If m is a released call coming round, take it off the list (and our reference) and say its seq. */
+static bool take_released(struct peer *x, sd_bus_message *m, uint64_t *ret_seq)
+{
+	for (unsigned i = 0; i < x->n_released; i++)
+		if (x->released[i].m == m) {
+			*ret_seq = x->released[i].seq;
+			sd_bus_message_unref(m);
+			x->released[i] = x->released[--x->n_released];
+			return true;
+		}
+	return false;
+}
+
+static bool held_before(const struct peer *x, uint64_t seq)
+{
+	for (unsigned i = 0; i < x->n_parked; i++)
+		if (x->parked[i].seq < seq)
+			return true;
+	for (unsigned i = 0; i < x->n_released; i++)
+		if (x->released[i].seq < seq)
+			return true;
+	return false;
+}
+
+/* Entries of clients that left go once nothing of theirs can come round; by then their handlers ran. */
+static void sweep_gone(struct peers *p)
+{
+	for (unsigned i = 0; i < p->n_gone;) {
+		struct peer *x = p->gone[i];
+
+		if (peer_idle(x)) {
+			p->gone[i] = p->gone[--p->n_gone];
+			peer_free(x);
+		} else {
+			i++;
+		}
+	}
+}
+
+/*
+ * Every incoming message, before sd-bus dispatches it. A client's calls
+ * must run in the order it sent them, though one of them may wait for an
+ * answer (its credentials, polkit) and be dispatched again later: without
+ * this, a new client's AcquireWakeLock waiting for its credentials would
+ * be overtaken by the ReleaseWakeLock it sent right after, leaving a lock
+ * held that its holder believes released. Clients without waiting calls
+ * (nearly all, nearly always) pass after one lookup.
+ */
+static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct peers *p = userdata;
+	const char *sender;
+	struct peer *x;
+	uint64_t seq;
+	int r;
+
+	(void)ret_error;
+	if (p->n_gone > 0)
+		sweep_gone(p);
+	if (!sd_bus_message_is_method_call(m, NULL, NULL))
+		return 0;
+	sender = sd_bus_message_get_sender(m);
+	x = sender ? peer_find(p, sender) : NULL;
+	if (!x)
+		return 0;
+	if (m == x->busy) {
+		/* Its answer came: it runs again, and what it held back may follow it. */
+		seq = x->busy_seq;
+		x->busy = sd_bus_message_unref(x->busy);
+	} else {
+		if (!take_released(x, m, &seq))
+			seq = x->next_seq++;
+		if (x->busy || held_before(x, seq)) {
+			r = park(x, m, seq);
+			if (r < 0)
+				return r;
+			log_debug("Holding %s of %s back behind an earlier call", strna(sd_bus_message_get_member(m)), sender);
+			return 1;
+		}
+	}
+	x->running_seq = seq;
+	release_parked(x);
+	return 0;
+}
+
 static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
 	struct peer *x = userdata;
 	const sd_bus_error *e = sd_bus_message_get_error(reply);
 	int r = e ? -sd_bus_error_get_errno(e) : parse_credentials(reply, &x->uid, &x->pid);
+	sd_bus_message *m;
 
 	(void)ret_error;
 	x->query = sd_bus_slot_unref(x->query);
 	x->known = r >= 0;
-	if (x->known)
+	if (x->known) {
 		log_debug("Credentials of %s: uid %u, pid %d", x->name, (unsigned)x->uid, (int)x->pid);
-	for (unsigned i = 0; i < x->n_waiting; i++) {
-		sd_bus_message *m = x->waiting[i];
-
-		if (r < 0)
-			/* The caller left or the bus would not say: nobody to give a lock to. */
-			(void)sd_bus_reply_method_errorf(m, SD_BUS_ERROR_FAILED, "Cannot determine the credentials of %s: %s",
-							 strna(sd_bus_message_get_sender(m)), strerror(-r));
-		else if ((r = sd_bus_message_rewind(m, true)) < 0 ||
-			 (r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(m), m)) < 0) {
-			log_error_errno(r, "Failed to dispatch %s again: %m", strna(sd_bus_message_get_member(m)));
-			(void)sd_bus_reply_method_errno(m, r, NULL);
-		}
+		if (x->busy && redispatch(x->busy) < 0)
+			x->busy = sd_bus_message_unref(x->busy);
+		return 0;
+	}
+	m = TAKE_PTR(x->busy);
+	if (m) {
+		/* The caller left or the bus would not say: nobody to give a lock to. */
+		(void)sd_bus_reply_method_errorf(m, SD_BUS_ERROR_FAILED, "Cannot determine the credentials of %s: %s",
+						 strna(sd_bus_message_get_sender(m)), strerror(-r));
 		sd_bus_message_unref(m);
 	}
-	x->n_waiting = 0;
-	/* A failed lookup is not cached: the next call asks again. */
-	if (!x->known || x->gone)
+	/* The calls it held back go on; one that needs credentials asks again: failures are not cached. */
+	release_parked(x);
+	if (peer_idle(x) && !x->gone)
 		peer_free(x);
 	return 0;
 }
 
-static int peer_wait(struct peer *x, sd_bus_message *m)
+static void peer_hold(struct peer *x, sd_bus_message *m, uint64_t seq)
 {
-	sd_bus_message **w = reallocarray(x->waiting, x->n_waiting + 1, sizeof(*w));
-
-	if (!w)
-		return -ENOMEM;
-	x->waiting = w;
-	x->waiting[x->n_waiting++] = sd_bus_message_ref(m);
-	return 0;
+	sd_bus_message_unref(x->busy);
+	x->busy = sd_bus_message_ref(m);
+	x->busy_seq = seq;
 }
 
 int peers_get(struct peers *p, sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid)
 {
 	const char *sender = sd_bus_message_get_sender(m);
 	struct peer *x;
+	uint64_t seq;
 	int r;
 
 	/* Only a bus connection has senders; the daemon never talks peer-to-peer. */
@@ -162,7 +351,10 @@ int peers_get(struct peers *p, sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid
 		*ret_pid = x->pid;
 		return 1;
 	}
-	if (!x) {
+	if (x) {
+		/* m passed the filter just now, with this seq. */
+		seq = x->running_seq;
+	} else {
 		x = calloc(1, sizeof(*x));
 		if (!x)
 			return -ENOMEM;
@@ -179,16 +371,31 @@ int peers_get(struct peers *p, sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid
 			peer_free(x);
 			return r;
 		}
+		/* The filter let m pass before there was an entry: it is the first call we hold for it. */
+		seq = x->next_seq++;
+	}
+	if (!x->query) {
 		r = sd_bus_call_method_async(p->bus, &x->query, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 					     "org.freedesktop.DBus", "GetConnectionCredentials", on_credentials, x, "s",
 					     sender);
 		if (r < 0) {
-			peer_free(x);
+			if (peer_idle(x) && !x->gone)
+				peer_free(x);
 			return r;
 		}
 	}
-	r = peer_wait(x, m);
-	return r < 0 ? r : 0;
+	peer_hold(x, m, seq);
+	return 0;
+}
+
+void peers_wait(struct peers *p, sd_bus_message *m)
+{
+	const char *sender = sd_bus_message_get_sender(m);
+	struct peer *x = sender ? peer_find(p, sender) : NULL;
+
+	/* Callers asked peers_get() first, so the entry is there. */
+	if (x)
+		peer_hold(x, m, x->running_seq);
 }
 
 unsigned peers_count(const struct peers *p)
@@ -210,6 +417,8 @@ int peers_new(sd_bus *bus, struct peers **ret)
 				   "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
 				   "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg2=''",
 				   on_name_owner_changed, NULL, p);
+	if (r >= 0)
+		r = sd_bus_add_filter(bus, &p->filter, on_message, p);
 	if (r < 0) {
 		peers_free(p);
 		return r;
@@ -223,6 +432,8 @@ struct peers *peers_free(struct peers *p)
 	if (!p)
 		return NULL;
 	sd_bus_slot_unref(p->match);
+	sd_bus_slot_unref(p->filter);
+	free(p->gone);
 	for (size_t i = 0; i < p->by_name.n_buckets; i++)
 		while (p->by_name.buckets && p->by_name.buckets[i])
 			peer_free(hash_entry(p->by_name.buckets[i], struct peer, by_name));

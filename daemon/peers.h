@@ -22,8 +22,17 @@ struct peers *peers_free(struct peers *p);
  * being asked for, and m will be dispatched again once they are known (the
  * handler returns 1 and sends no reply now); or -errno. A call whose sender
  * the bus cannot tell about (it left) gets an error reply from here.
+ *
+ * While a call waits like this, its sender's later calls wait too (a filter
+ * parks them), so every client's calls run in the order it sent them.
  */
 int peers_get(struct peers *p, sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid);
+
+/*
+ * m, after peers_get() returned 1, waits for another answer (polkit) and will
+ * be dispatched again: hold its sender's later calls back until then.
+ */
+void peers_wait(struct peers *p, sd_bus_message *m);
 
 /* Clients known and asked for: for tests and the benchmarks. */
 unsigned peers_count(const struct peers *p);

@@ -369,6 +369,19 @@ static void set_blockers(struct suspender *s, const struct wakeup_sources *befor
 }
 
 /*
+ * The battery around a state write, for the drain asleep against awake.
+ * Outside the gate: an ACPI battery read can take milliseconds, and a lease
+ * taken meanwhile must not wait for it.
+ */
+static void read_battery(struct suspender *s, struct battery_sample *ret)
+{
+	if (battery_read(ret) < 0)
+		*ret = (struct battery_sample){};
+	ret->boottime = s->now(CLOCK_BOOTTIME);
+	ret->monotonic = s->now(CLOCK_MONOTONIC);
+}
+
+/*
  * One pass of the protocol. Returns 0 and the delay to wait before the next
  * one (0 for an immediate retry after an early cancel or a stale count, the
  * backoff delay after a completed or failed suspend), or -ESHUTDOWN. Stop and
@@ -428,6 +441,8 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	 */
 	if (!s->dry_run)
 		suspend_snapshot_read(&before);
+	/* Also in a dry run: reading the battery changes nothing, and shows the accounting works. */
+	read_battery(s, &rep.battery_before);
 	snprintf(buf, sizeof(buf), "%" PRIu64, count);
 	if (s->dry_run) {
 		log_info("Dry run: would write %s to wakeup_count", buf);
@@ -484,6 +499,7 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	/* CLOCK_BOOTTIME runs during suspend, CLOCK_MONOTONIC does not. */
 	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;
 
+	read_battery(s, &rep.battery_after);
 	if (s->dry_run) {
 		rep.result = SUSPEND_SUCCESS;
 		snprintf(rep.wake_reason, sizeof(rep.wake_reason), "dry-run");

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "backoff.h"
+#include "battery.h"
 #include "time-util.h"
 #include "soak.h"
 #include "wakeup-sources.h"
@@ -61,6 +62,9 @@ struct suspend_report {
 	 */
 	struct wakeup_blocker blockers[SUSPEND_BLOCKERS_MAX];
 	unsigned n_blockers;
+	/* Read before the wakeup_count write and after the state write; !valid without a battery. */
+	struct battery_sample battery_before;
+	struct battery_sample battery_after;
 };
 
 enum suspender_event_type {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -56,21 +57,10 @@ bool sysfs_exists(const char *rel)
 	return access(p, F_OK) == 0;
 }
 
-int sysfs_read(const char *rel, char *buf, size_t size)
+static int read_fd(int fd, char *buf, size_t size)
 {
-	_cleanup_free_ char *p = NULL;
-	_cleanup_close_ int fd = -EBADF;
 	size_t len = 0;
-	int r;
 
-	if (size == 0)
-		return -EINVAL;
-	r = sysfs_path(rel, &p);
-	if (r < 0)
-		return r;
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return negative_errno();
 	while (len < size - 1) {
 		ssize_t n = read(fd, buf + len, size - 1 - len);
 
@@ -84,6 +74,47 @@ int sysfs_read(const char *rel, char *buf, size_t size)
 		len--;
 	buf[len] = 0;
 	return (int)len;
+}
+
+static int open_rel(const char *rel, int flags)
+{
+	_cleanup_free_ char *p = NULL;
+	int fd, r;
+
+	r = sysfs_path(rel, &p);
+	if (r < 0)
+		return r;
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | flags);
+	return fd < 0 ? negative_errno() : fd;
+}
+
+int sysfs_read(const char *rel, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = -EBADF;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open_rel(rel, 0);
+	if (fd < 0)
+		return fd;
+	return read_fd(fd, buf, size);
+}
+
+int sysfs_read_regular(const char *rel, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open_rel(rel, O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	return read_fd(fd, buf, size);
 }
 
 int sysfs_write(const char *rel, const char *value)

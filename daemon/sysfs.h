@@ -34,6 +34,9 @@
 #define SYSFS_SUSPEND_STATS_LAST_HW_SLEEP "sys/power/suspend_stats/last_hw_sleep"
 /* pm_test levels (CONFIG_PM_DEBUG): "none", "core", "processors", "platform", "devices", "freezer". */
 #define SYSFS_POWER_PM_TEST "sys/power/pm_test"
+/* Batteries and AC adapters; attributes per supply: */
+#define SYSFS_CLASS_POWER_SUPPLY "sys/class/power_supply"
+#define SYSFS_POWER_SUPPLY_ATTR_FMT "sys/class/power_supply/%s/%s"
 #define SYSFS_PROC_CONFIG_GZ "proc/config.gz"
 #define SYSFS_BOOT_CONFIG_FMT "boot/config-%s"
 #define SYSFS_DEV_INPUT "dev/input"
@@ -63,6 +66,14 @@ int sysfs_parse_u64(const char *s, size_t len, uint64_t *ret);
 int sysfs_parse_int(const char *s, size_t len, int *ret);
 int sysfs_read_u64(const char *rel, uint64_t *ret);
 int sysfs_read_int(const char *rel, int *ret);
+
+/*
+ * sysfs_read() for attributes that must never block: opened O_NONBLOCK, and
+ * -EBADFD unless it is a regular file, as every sysfs attribute is. A FIFO
+ * or a device where a fixture (or a confused tree) has an attribute fails
+ * cleanly instead of hanging or streaming.
+ */
+int sysfs_read_regular(const char *rel, char *buf, size_t size);
 
 /*
  * Write value in one write(2), as sysfs attributes require. Returns 0 or

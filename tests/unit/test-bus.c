@@ -359,6 +359,82 @@ static void test_fd_outlives_connection(void **state)
 	assert_non_null(strstr(seen[(from - 1) % 64], " closed "));
 }
 
+struct reply_slot {
+	bool done;
+	char error[256];
+	int fd;
+};
+
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct reply_slot *r = userdata;
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+	int fd;
+
+	(void)ret_error;
+	r->done = true;
+	snprintf(r->error, sizeof(r->error), "%s", e ? e->name : "");
+	/* The lock is the fd: keep it, or closing the reply would end the lock before the Release. */
+	if (!e && sd_bus_message_read(m, "h", &fd) > 0)
+		r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return 0;
+}
+
+/*
+ * A client's calls run in the order it sent them. A new client's first
+ * AcquireWakeLock waits for its credentials (and, for a user other than
+ * root, for polkit); the ReleaseWakeLock it sends right behind, in the same
+ * flush, must not overtake it: it would answer NoSuchWakeLock and leave held
+ * a lock its holder believes released. No asserts: children run this too.
+ * Returns 0 when both succeeded and the lock is gone while its fd is open.
+ */
+static int ordered_round(sd_bus *b)
+{
+	struct reply_slot a = { .fd = -1 }, r = { .fd = -1 };
+	int ret = 0;
+
+	if (sd_bus_call_method_async(b, NULL, NAME, PATH, IFACE, "AcquireWakeLock", on_reply, &a, "sst", "ordered",
+				     "testing", (uint64_t)0) < 0 ||
+	    sd_bus_call_method_async(b, NULL, NAME, PATH, IFACE, "ReleaseWakeLock", on_reply, &r, "s", "ordered") < 0 ||
+	    sd_bus_flush(b) < 0)
+		return 1;
+	while (!a.done || !r.done) {
+		int k = sd_bus_process(b, NULL);
+
+		if (k < 0 || (k == 0 && sd_bus_wait(b, 5 * USEC_PER_SEC) <= 0))
+			return 2;
+	}
+	if (a.error[0] || r.error[0]) {
+		print_error("acquire '%s', release '%s'\n", a.error, r.error);
+		ret = 3;
+	} else if (a.fd < 0) {
+		ret = 4;
+	} else if (harness_count_locks(b, "ordered") != 0) {
+		/* Released while its fd is still open: by the call, not by a close. */
+		ret = 5;
+	}
+	if (a.fd >= 0)
+		close(a.fd);
+	return ret;
+}
+
+static void test_calls_keep_their_order(void **state)
+{
+	for (int round = 0; round < 30; round++) {
+		sd_bus *b;
+		int r;
+
+		assert_int_equal(open_client(&b), 0);
+		r = ordered_round(b);
+		if (r != 0) {
+			print_error("round %d failed (%d)\n", round, r);
+			harness_show_log(&h, "daemon.log");
+		}
+		assert_int_equal(r, 0);
+		sd_bus_flush_close_unref(b);
+	}
+}
+
 static void expect_invalid(const char *name, const char *needle)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -473,6 +549,13 @@ static void test_unprivileged(void **state)
 	assert_true(wait_signal("WakeLockReleased nobodys", &from, 1000));
 }
 
+/* The same order for a user that waits for polkit (here: none on the bus, so the answer is "no polkit"). */
+static void test_unprivileged_calls_keep_their_order(void **state)
+{
+	for (int round = 0; round < 10; round++)
+		assert_int_equal(as_nobody(ordered_round), 0);
+}
+
 static void test_cycles_signal_and_properties(void **state)
 {
 	unsigned from = n_seen, from2 = n_seen;
@@ -493,6 +576,25 @@ static void test_cycles_signal_and_properties(void **state)
 		assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "SuspendCount", NULL, 't', &after) >= 0);
 	} while (after <= before && now(CLOCK_MONOTONIC) < end);
 	assert_true(after > before);
+}
+
+/*
+ * The battery figures are wired from the suspender to the bus: after dry-run
+ * cycles, which never sleep, the share asleep is a real 0, while the drain
+ * has no figure (-1): the fixture has no battery, and no minute has passed.
+ */
+static void test_battery_figures(void **state)
+{
+	unsigned from = n_seen;
+	double share = -2, drain = -2, power = -2;
+
+	assert_true(wait_signal("Resumed dry-run", &from, 3000));
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "AsleepShare", NULL, 'd', &share) >= 0);
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "BatteryDrainAwake", NULL, 'd', &drain) >= 0);
+	assert_true(sd_bus_get_property_trivial(bus, NAME, PATH, IFACE, "BatteryPowerAsleep", NULL, 'd', &power) >= 0);
+	assert_true(share >= 0 && share < 0.01);
+	assert_true(drain == -1);
+	assert_true(power == -1);
 }
 
 static void test_lock_blocks_cycles(void **state)
@@ -644,7 +746,10 @@ int main(void)
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_quota),
 		cmocka_unit_test(test_unprivileged),
+		cmocka_unit_test(test_unprivileged_calls_keep_their_order),
 		cmocka_unit_test(test_cycles_signal_and_properties),
+		cmocka_unit_test(test_battery_figures),
+		cmocka_unit_test(test_calls_keep_their_order),
 		cmocka_unit_test(test_lock_blocks_cycles),
 		cmocka_unit_test(test_disable_enable),
 		cmocka_unit_test(test_introspection_matches_xml),

@@ -46,6 +46,13 @@ enum soak_class soak_class_from_string(const char *s)
 	return _SOAK_CLASS_INVALID;
 }
 
+void soak_cycle_init(struct soak_cycle *c, unsigned cycle)
+{
+	*c = (struct soak_cycle){ .cycle = cycle, .result = _SOAK_CLASS_INVALID, .entry_usec = -1, .exit_usec = -1,
+				  .last_hw_sleep_usec = -1, .battery_entry = -1, .battery_exit = -1, .battery_full = -1,
+				  .battery_energy_entry_uwh = -1, .battery_energy_exit_uwh = -1 };
+}
+
 bool soak_class_is_failure(enum soak_class c)
 {
 	return c != SOAK_CLASS_SUCCESS && c != SOAK_CLASS_BLOCKED;
@@ -192,9 +199,18 @@ void soak_cycle_write_json(FILE *f, const struct soak_cycle *c)
 	json_kv_string(f, &first, "blockers", c->blockers);
 	json_kv_u64(f, &first, "crng_reseeds", c->crng_reseeds);
 	json_kv_u64(f, &first, "keypairs_destroyed", c->keypairs_destroyed);
-	/* No battery reader in the daemon yet: null, not a made-up number. */
-	json_key(f, &first, "battery");
-	fputs("null", f);
+	/* Without a battery: null, not a made-up number. */
+	json_key(f, &first, "battery_unit");
+	if (c->battery_unit[0])
+		json_string(f, c->battery_unit);
+	else
+		fputs("null", f);
+	kv_i64(f, &first, "battery_entry", c->battery_entry);
+	kv_i64(f, &first, "battery_exit", c->battery_exit);
+	kv_i64(f, &first, "battery_full", c->battery_full);
+	kv_i64(f, &first, "battery_energy_entry_uwh", c->battery_energy_entry_uwh);
+	kv_i64(f, &first, "battery_energy_exit_uwh", c->battery_energy_exit_uwh);
+	json_kv_bool(f, &first, "battery_on_ac", c->battery_on_ac);
 	kv_lines(f, &first, "kernel_bugs", c->bugs);
 	kv_lines(f, &first, "kmsg_excerpt", c->excerpt);
 	fputs("}\n", f);
@@ -437,11 +453,17 @@ static int cycle_field(struct jparser *j, const char *key, const struct jvalue *
 		{ "entry_latency_usec", offsetof(struct soak_cycle, entry_usec) },
 		{ "exit_latency_usec", offsetof(struct soak_cycle, exit_usec) },
 		{ "last_hw_sleep_usec", offsetof(struct soak_cycle, last_hw_sleep_usec) },
+		{ "battery_entry", offsetof(struct soak_cycle, battery_entry) },
+		{ "battery_exit", offsetof(struct soak_cycle, battery_exit) },
+		{ "battery_full", offsetof(struct soak_cycle, battery_full) },
+		{ "battery_energy_entry_uwh", offsetof(struct soak_cycle, battery_energy_entry_uwh) },
+		{ "battery_energy_exit_uwh", offsetof(struct soak_cycle, battery_energy_exit_uwh) },
 	}, bools[] = {
 		{ "premature", offsetof(struct soak_cycle, premature) },
 		{ "late", offsetof(struct soak_cycle, late) },
 		{ "alarm_armed", offsetof(struct soak_cycle, alarm_armed) },
 		{ "alarm_cleared", offsetof(struct soak_cycle, alarm_cleared) },
+		{ "battery_on_ac", offsetof(struct soak_cycle, battery_on_ac) },
 	};
 	int r;
 
@@ -500,8 +522,16 @@ static int cycle_field(struct jparser *j, const char *key, const struct jvalue *
 			return jfail(j, "unknown result '%s'", v->s);
 		return 0;
 	}
-	if (strcmp(key, "battery") == 0)
-		return 0;
+	if (strcmp(key, "battery_unit") == 0) {
+		if (v->type == J_NULL) {
+			c->battery_unit[0] = 0;
+			return 0;
+		}
+		r = want(j, key, v, J_STRING);
+		if (r >= 0)
+			COPY_STRING(battery_unit);
+		return r;
+	}
 	if (strcmp(key, "kernel_bugs") == 0 || strcmp(key, "kmsg_excerpt") == 0) {
 		r = want(j, key, v, J_LINES);
 		if (r < 0)
@@ -536,8 +566,7 @@ int soak_cycle_parse_json(const char *line, struct soak_cycle *c, char *err, siz
 {
 	struct jparser j = { .p = line, .err = err, .errsize = errsize };
 
-	*c = (struct soak_cycle){ .result = _SOAK_CLASS_INVALID, .entry_usec = -1, .exit_usec = -1,
-				  .last_hw_sleep_usec = -1 };
+	soak_cycle_init(c, 0);
 	err[0] = 0;
 	if (jobject(&j, cycle_field, c) < 0)
 		return -EBADMSG;
@@ -692,6 +721,40 @@ static void stats_row(FILE *f, const char *what, const struct soak_stats *s)
 	fprintf(f, "| %s | %s | %s | %s | %s | %zu |\n", what, a, b, c, d, s->n);
 }
 
+/* What the battery lost over the successful cycles, asleep, in its own unit (and in energy where known). */
+static void soak_battery_line(FILE *f, const struct soak_cycle *cycles, size_t n)
+{
+	int64_t drop = 0, drop_uwh = 0;
+	size_t k = 0, k_uwh = 0, ac = 0;
+	const char *unit = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct soak_cycle *c = &cycles[i];
+
+		if (!c->battery_unit[0] || c->battery_entry < 0 || c->battery_exit < 0)
+			continue;
+		ac += c->battery_on_ac;
+		if (c->result != SOAK_CLASS_SUCCESS || c->battery_on_ac || (unit && strcmp(unit, c->battery_unit) != 0))
+			continue;
+		unit = c->battery_unit;
+		drop += c->battery_entry - c->battery_exit;
+		k++;
+		if (c->battery_energy_entry_uwh >= 0 && c->battery_energy_exit_uwh >= 0) {
+			drop_uwh += c->battery_energy_entry_uwh - c->battery_energy_exit_uwh;
+			k_uwh++;
+		}
+	}
+	if (!unit && ac == 0) {
+		fprintf(f, "- Battery: none read (no battery, or none that reports energy, charge or capacity)\n\n");
+		return;
+	}
+	fprintf(f, "- Battery: %zu successful cycles on battery lost %" PRId64 " %s in all", k, drop,
+		!unit ? "" : strcmp(unit, "energy") == 0 ? "uWh" : strcmp(unit, "charge") == 0 ? "uAh" : "%");
+	if (k_uwh > 0 && k_uwh == k && strcmp(unit, "energy") != 0)
+		fprintf(f, " (%" PRId64 " uWh)", drop_uwh);
+	fprintf(f, " from entry to exit; %zu cycles on AC not counted\n\n", ac);
+}
+
 void soak_report_markdown(FILE *f, const struct soak_provenance *p, const struct soak_cycle *cycles, size_t n)
 {
 	struct soak_summary s;
@@ -705,7 +768,7 @@ void soak_report_markdown(FILE *f, const struct soak_provenance *p, const struct
 	fprintf(f, "- Machine: %s\n", p->machine);
 	fprintf(f, "- Command line: `%s`\n", p->command_line);
 	fprintf(f, "- Seed: %" PRIu64 "\n", p->seed);
-	fprintf(f, "- Battery: not recorded (no battery reader in this build)\n\n");
+	soak_battery_line(f, cycles, n);
 	fprintf(f, "## Summary\n\n");
 	fprintf(f, "%zu cycles.\n\n| Result | Cycles |\n|---|---|\n", s.cycles);
 	for (int i = 0; i < _SOAK_CLASS_MAX; i++)

@@ -51,6 +51,11 @@ struct soak_cycle {
 	char blockers[256];            /* "name 5.012s, ..." */
 	unsigned crng_reseeds;         /* "crng reseeded on system resumption" lines */
 	unsigned keypairs_destroyed;   /* WireGuard "Keypair N destroyed" lines (dynamic debug) */
+	/* At entry (before the wakeup_count write) and exit (after the state write); "" and -1 without a battery. */
+	char battery_unit[12];         /* "energy" (uWh), "charge" (uAh) or "capacity" (%) */
+	int64_t battery_entry, battery_exit, battery_full;
+	int64_t battery_energy_entry_uwh, battery_energy_exit_uwh; /* -1 where no energy figure */
+	bool battery_on_ac;
 	char bugs[SOAK_TEXT_MAX];      /* kernel BUG/WARNING lines, '\n'-separated */
 	char excerpt[SOAK_TEXT_MAX];   /* kernel log of a cycle that did not succeed */
 };
@@ -78,6 +83,9 @@ struct soak_summary {
 	struct soak_stats entry, exit, awake_in_write, asleep;
 	const struct soak_cycle *first_failure; /* the first that is neither success nor blocked */
 };
+
+/* Everything unknown (-1, "") and no result yet. */
+void soak_cycle_init(struct soak_cycle *c, unsigned cycle);
 
 const char *soak_class_to_string(enum soak_class c);
 enum soak_class soak_class_from_string(const char *s);

@@ -439,6 +439,8 @@ static int get_record(sd_bus_message *reply, struct soak_cycle *c)
 				snprintf(c->failed_dev, sizeof(c->failed_dev), "%s", s);
 			else if (strcmp(key, "FailedStep") == 0)
 				snprintf(c->failed_step, sizeof(c->failed_step), "%s", s);
+			else if (strcmp(key, "BatteryUnit") == 0)
+				snprintf(c->battery_unit, sizeof(c->battery_unit), "%s", s);
 		} else if (strcmp(type, "t") == 0) {
 			uint64_t t;
 
@@ -457,6 +459,21 @@ static int get_record(sd_bus_message *reply, struct soak_cycle *c)
 				c->stats_success = t;
 			else if (strcmp(key, "FailDelta") == 0)
 				c->stats_fail = t;
+			else if (strncmp(key, "Battery", 7) == 0) {
+				int64_t v = (int64_t)MIN(t, (uint64_t)INT64_MAX);
+
+				if (strcmp(key, "BatteryEntry") == 0)
+					c->battery_entry = v;
+				else if (strcmp(key, "BatteryExit") == 0)
+					c->battery_exit = v;
+				else if (strcmp(key, "BatteryFull") == 0)
+					c->battery_full = v;
+				/* 0: no battery gave energy, nor charge with a voltage. */
+				else if (strcmp(key, "BatteryEnergyEntryUWh") == 0 && t > 0)
+					c->battery_energy_entry_uwh = v;
+				else if (strcmp(key, "BatteryEnergyExitUWh") == 0 && t > 0)
+					c->battery_energy_exit_uwh = v;
+			}
 		} else if (strcmp(type, "i") == 0) {
 			int32_t i;
 
@@ -483,6 +500,8 @@ static int get_record(sd_bus_message *reply, struct soak_cycle *c)
 				return r;
 			if (strcmp(key, "AlarmArmed") == 0)
 				c->alarm_armed = b;
+			else if (strcmp(key, "BatteryOnAC") == 0)
+				c->battery_on_ac = b;
 			else if (strcmp(key, "AlarmCleared") == 0)
 				c->alarm_cleared = b;
 		} else if (strcmp(type, "a(st)") == 0) {
@@ -778,8 +797,7 @@ int verb_soak(int argc, char **argv)
 			cap = m;
 		}
 		c = &cycles[n];
-		*c = (struct soak_cycle){ .cycle = i, .result = _SOAK_CLASS_INVALID, .entry_usec = -1, .exit_usec = -1,
-					  .last_hw_sleep_usec = -1 };
+		soak_cycle_init(c, i);
 		sleep = pick(&a.sleep, &rng, true);
 		awake = pick(&a.awake, &rng, false);
 		kmsg_drain(k);

@@ -45,6 +45,15 @@ static int append_record(sd_bus_message *reply, const struct soak_record *rec)
 					  rec->alarm_cleared, "WakeReason", "s", rec->wake_reason, "Detail", "s", rec->detail,
 					  "FailedDevice", "s", rec->failed_dev, "FailedStep", "s", rec->failed_step,
 					  "FailedErrno", "i", (int32_t)rec->failed_errno);
+	/* Battery figures only where both ends were read: a cycle without them has none. */
+	if (r >= 0 && rec->battery_entry.valid && rec->battery_exit.valid &&
+	    rec->battery_entry.unit == rec->battery_exit.unit)
+		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}", "BatteryUnit", "s",
+					  battery_unit_to_string(rec->battery_entry.unit), "BatteryEntry", "t",
+					  rec->battery_entry.now, "BatteryExit", "t", rec->battery_exit.now, "BatteryFull", "t",
+					  rec->battery_exit.full, "BatteryEnergyEntryUWh", "t", rec->battery_entry.energy_now,
+					  "BatteryEnergyExitUWh", "t", rec->battery_exit.energy_now, "BatteryOnAC", "b",
+					  rec->battery_entry.on_ac || rec->battery_exit.on_ac);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'e', "sv");
 	if (r >= 0)

@@ -134,6 +134,7 @@ void soak_cycle_run(const struct soak_request *req, const struct soak_env *env, 
 		return;
 	}
 	suspend_snapshot_read(&before);
+	(void)battery_read(&rec->battery_entry);
 	snprintf(buf, sizeof(buf), "%" PRIu64, rec->count);
 	r = sysfs_write(SYSFS_POWER_WAKEUP_COUNT, buf);
 	if (r < 0) {
@@ -161,6 +162,7 @@ void soak_cycle_run(const struct soak_request *req, const struct soak_env *env, 
 	b1 = env->now(CLOCK_BOOTTIME);
 	if (req->pm_test[0])
 		write_pm_test("none");
+	(void)battery_read(&rec->battery_exit);
 	rec->write_usec = b1 - b0;
 	rec->awake_in_write = m1 - m0;
 	rec->asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;

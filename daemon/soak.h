@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "battery.h"
 #include "time-util.h"
 #include "wakeup-sources.h"
 
@@ -62,6 +63,9 @@ struct soak_record {
 	int failed_errno;
 	struct wakeup_blocker blockers[WAKEUP_BLOCKERS_MAX];
 	unsigned n_blockers;
+	/* Read before the wakeup_count write and after the state write; !valid without a battery. */
+	struct battery_sample battery_entry;
+	struct battery_sample battery_exit;
 };
 
 struct soak_env {

@@ -22,9 +22,10 @@ static const char *const fixture[] = {
 	"\"last_hw_sleep_usec\":null,\"suspend_stats_success\":1,\"suspend_stats_fail\":0,\"wake_alarm\":\"rtc\",\"alarm_armed\":true,"
 	"\"alarm_cleared\":true,\"errno\":0,\"wake_reason\":\"rtc0 (00:06)\",\"detail\":\"\",\"failed_dev\":\"\","
 	"\"failed_step\":\"\",\"failed_errno\":0,\"blockers\":\"\",\"crng_reseeds\":0,\"keypairs_destroyed\":0,"
-	"\"battery\":null,\"kernel_bugs\":[],\"kmsg_excerpt\":[]}",
+	"\"battery_unit\":null,\"kernel_bugs\":[],\"kmsg_excerpt\":[]}",
 	"{\"cycle\":2,\"result\":\"success\",\"requested_sleep_usec\":4000000,\"actual_sleep_usec\":4000000,"
-	"\"awake_in_write_usec\":110000,\"entry_latency_usec\":40000,\"suspend_stats_success\":1}",
+	"\"awake_in_write_usec\":110000,\"entry_latency_usec\":40000,\"suspend_stats_success\":1,"
+	"\"battery_unit\":\"charge\",\"battery_entry\":3100000,\"battery_exit\":3100500,\"battery_on_ac\":true}",
 	"{\"cycle\":3,\"result\":\"blocked\",\"detail\":\"vmtest 10.000s\",\"blockers\":\"vmtest 10.000s\"}",
 	"{\"cycle\":4,\"result\":\"early-cancel\",\"errno\":22}",
 	"{\"cycle\":5,\"result\":\"late-cancel\",\"errno\":16,\"suspend_stats_fail\":1,"
@@ -35,7 +36,9 @@ static const char *const fixture[] = {
 	"\"suspend_stats_success\":1}",
 	"{\"cycle\":8,\"result\":\"hang\",\"detail\":\"state write did not return\"}",
 	"{\"cycle\":9,\"result\":\"success\",\"requested_sleep_usec\":4000000,\"actual_sleep_usec\":4020000,"
-	"\"awake_in_write_usec\":100000,\"suspend_stats_success\":1,\"crng_reseeds\":1,\"keypairs_destroyed\":2}",
+	"\"awake_in_write_usec\":100000,\"suspend_stats_success\":1,\"crng_reseeds\":1,\"keypairs_destroyed\":2,"
+	"\"battery_unit\":\"charge\",\"battery_entry\":3000000,\"battery_exit\":2999000,\"battery_full\":4000000,"
+	"\"battery_energy_entry_uwh\":45000000,\"battery_energy_exit_uwh\":44985000,\"battery_on_ac\":false}",
 };
 #define N_FIXTURE (sizeof(fixture) / sizeof(fixture[0]))
 
@@ -68,6 +71,13 @@ static void test_parse(void **state)
 	assert_int_equal(cycles[5].failed_errno, 5);
 	assert_string_equal(cycles[5].bugs, "WARNING: CPU: 0 PID: 1 at x.c:1");
 	assert_int_equal(cycles[7].result, SOAK_CLASS_HANG);
+	assert_string_equal(cycles[8].battery_unit, "charge");
+	assert_int_equal(cycles[8].battery_entry, 3000000);
+	assert_int_equal(cycles[8].battery_energy_exit_uwh, 44985000);
+	assert_true(cycles[1].battery_on_ac);
+	/* No battery: unknown, not zero. */
+	assert_string_equal(cycles[0].battery_unit, "");
+	assert_int_equal(cycles[0].battery_entry, -1);
 }
 
 static void test_parse_errors(void **state)
@@ -110,7 +120,8 @@ static void test_round_trip(void **state)
 		if (soak_cycle_parse_json(buf, &back, err, sizeof(err)) < 0)
 			fail_msg("cycle %zu: %s in %s", i, err, buf);
 		assert_memory_equal(&back, &cycles[i], sizeof(back));
-		assert_non_null(strstr(buf, "\"battery\":null"));
+		if (!cycles[i].battery_unit[0])
+			assert_non_null(strstr(buf, "\"battery_unit\":null"));
 		free(buf);
 		buf = NULL;
 	}
@@ -268,6 +279,8 @@ static void test_report(void **state)
 	assert_non_null(strstr(md, "| hang | 1 |"));
 	assert_non_null(strstr(md, "success +4, fail +2"));
 	assert_non_null(strstr(md, "Cycle 4: early-cancel"));
+	/* Cycle 9 lost 1000 uAh (15000 uWh); cycle 2 was on AC and does not count. */
+	assert_non_null(strstr(md, "- Battery: 1 successful cycles on battery lost 1000 uAh in all (15000 uWh) from entry to exit; 1 cycles on AC not counted"));
 	assert_non_null(strstr(md, "| entry + exit (CLOCK_MONOTONIC in the state write) | 90.000 | 100.000 | 110.000 | 110.000 | 3 |"));
 	soak_report_svg(f, cycles, N_FIXTURE);
 	fclose(f);

@@ -36,6 +36,7 @@ struct play {
 	enum kernel_play how;
 	bool reject_count;   /* wakeup_count write: EINVAL */
 	bool block_read;     /* wakeup_count read waits until a signal */
+	bool battery;
 	unsigned state_writes;
 	char pm_test_writes[64];
 };
@@ -82,6 +83,9 @@ static int hook_write(void *userdata, const char *rel, const char *value)
 	switch (play.how) {
 	case PLAY_SUCCESS:
 		bump("sys/power/suspend_stats/success");
+		/* The battery drained a little while "asleep". */
+		if (play.battery)
+			fixture_write(play.dir, "sys/class/power_supply/BAT0/energy_now", "49990000\n");
 		fixture_write(play.dir, SYSFS_RTC_WAKEALARM, "\n");
 		fixture_write(play.dir, SYSFS_RTC_SINCE_EPOCH, "1004\n");
 		return 0;
@@ -185,6 +189,39 @@ static void test_success(void **state)
 	assert_int_equal(rec.count, strtoull(count, NULL, 10));
 	free(count);
 	assert_string_equal(play.pm_test_writes, "");
+}
+
+static void test_battery(void **state)
+{
+	struct soak_request req = request();
+	struct soak_record rec;
+	char *p, cmd[600];
+
+	(void)state;
+	/* Without one: nothing read, nothing made up. */
+	run(&req, false, &rec);
+	assert_false(rec.battery_entry.valid);
+	assert_false(rec.battery_exit.valid);
+
+	assert_int_equal(sysfs_path("sys/class/power_supply/BAT0", &p), 0);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", p);
+	assert_int_equal(system(cmd), 0);
+	free(p);
+	fixture_write(play.dir, "sys/class/power_supply/BAT0/type", "Battery\n");
+	fixture_write(play.dir, "sys/class/power_supply/BAT0/status", "Discharging\n");
+	fixture_write(play.dir, "sys/class/power_supply/BAT0/energy_now", "50000000\n");
+	fixture_write(play.dir, "sys/class/power_supply/BAT0/energy_full", "60000000\n");
+	play.battery = true;
+	fixture_write(play.dir, SYSFS_RTC_WAKEALARM, "1004\n");
+	req = request();
+	run(&req, false, &rec);
+	assert_int_equal(rec.result, SOAK_SUCCESS);
+	assert_true(rec.battery_entry.valid);
+	assert_true(rec.battery_exit.valid);
+	assert_int_equal(rec.battery_entry.unit, BATTERY_UNIT_ENERGY);
+	assert_int_equal(rec.battery_entry.now, 50000000);
+	assert_int_equal(rec.battery_exit.now, 49990000);
+	assert_false(rec.battery_entry.on_ac);
 }
 
 static void test_alarm_not_cleared(void **state)
@@ -311,6 +348,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alarm_not_cleared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_battery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_by_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_cancel, setup, teardown),

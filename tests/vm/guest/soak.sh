@@ -150,6 +150,8 @@ batch() {
 		test "${rs:-x}" = $((s1 - s0)) -a "${rf:-x}" = $((f1 - f0))
 	check "batch $b: all $n cycles succeeded (report: ${succ:-?})" test "${succ:-0}" -eq "$n" -a $((s1 - s0)) -eq "$n"
 	check "batch $b: every cycle was woken by rtc0" test "$(grep -c '"wake_reason":"rtc0' "$dir/cycles.jsonl")" -eq "$n"
+	check "batch $b: no battery in the guest, so no battery figures" \
+		test "$(grep -c '"battery_unit":null,"battery_entry":null,"battery_exit":null' "$dir/cycles.jsonl")" -eq "$n"
 	check "batch $b: inside the rekey window ($((t1 - t0)) s < $REKEY_WINDOW s)" test $((t1 - t0)) -lt $REKEY_WINDOW
 	check "batch $b: traffic flows through the tunnel after the batch" [ $pong -eq 0 ]
 	if [ "$EXPECT" = autosleep ]; then

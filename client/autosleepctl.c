@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "json.h"
+#include "soak.h"
 #include "macro.h"
 #include "time-util.h"
 
@@ -39,7 +40,8 @@ static void help(void)
 	       "  stats                  Show per-lock and suspend statistics\n"
 	       "  enable                 Let autosleepd suspend the machine again\n"
 	       "  disable                Stop autosleepd from suspending the machine\n"
-	       "  monitor                Print suspend, resume and wake lock events as they happen\n\n"
+	       "  monitor                Print suspend, resume and wake lock events as they happen\n"
+	       "  soak [OPTIONS]         Suspend and resume many times and report (soak --help)\n\n"
 	       "Options:\n"
 	       "  -h --help              Show this help\n"
 	       "     --version           Show the version\n"
@@ -283,6 +285,50 @@ static int print_recent(sd_bus_message *m, unsigned max)
 	return sd_bus_message_exit_container(m);
 }
 
+/* KernelBlockers: the kernel wakeup sources that kept the machine awake, as a table or a JSON array. */
+static int print_blockers(sd_bus_message *m, const char *indent)
+{
+	const char *name;
+	uint64_t count, total, last_time, when;
+	bool first_row = true;
+	unsigned n = 0;
+	int r;
+
+	r = sd_bus_message_enter_container(m, 'a', "(stttt)");
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputc('[', stdout);
+	while ((r = sd_bus_message_read(m, "(stttt)", &name, &count, &total, &last_time, &when)) > 0) {
+		char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX], t[32];
+
+		if (arg_json) {
+			bool first = true;
+
+			json_object_in_array(stdout, &first_row);
+			json_kv_string(stdout, &first, "name", name);
+			json_kv_u64(stdout, &first, "count", count);
+			json_kv_u64(stdout, &first, "total_usec", total);
+			json_kv_u64(stdout, &first, "last_usec", last_time);
+			json_kv_u64(stdout, &first, "time_usec", when);
+			fputc('}', stdout);
+			continue;
+		}
+		if (n++ == 0)
+			printf("%s%-24s %8s %14s %14s %s\n", indent, "KERNEL SOURCE", "COUNT", "TOTAL", "LAST", "WHEN");
+		format_time(t, sizeof(t), when);
+		printf("%s%-24s %8" PRIu64 " %14s %14s %s\n", indent, name, count, format_timespan(a, sizeof(a), total),
+		       format_timespan(b, sizeof(b), last_time), t);
+	}
+	if (r < 0)
+		return r;
+	if (arg_json)
+		fputc(']', stdout);
+	else if (n == 0)
+		printf("%s(none)\n", indent);
+	return sd_bus_message_exit_container(m);
+}
+
 static int stats_suspend(void *u, const char *key, sd_bus_message *m, const char *type)
 {
 	struct stats_out *o = u;
@@ -306,10 +352,14 @@ static int stats_suspend(void *u, const char *key, sd_bus_message *m, const char
 		json_key(stdout, &o->first_key, key);
 	else if (strcmp(key, "Recent") == 0)
 		printf("Recent cycles:\n");
+	else if (strcmp(key, "KernelBlockers") == 0)
+		printf("Kernel wakeup sources that kept it awake:\n");
 	else
 		printf("%-18s ", key);
 	if (strcmp(type, "a(tsttss)") == 0)
 		return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
+	if (strcmp(type, "a(stttt)") == 0)
+		return print_blockers(m, "  ") < 0 ? -EBADMSG : 1;
 	switch (type[0]) {
 	case 't':
 		r = sd_bus_message_read(m, "t", &t);
@@ -374,13 +424,24 @@ static int verb_stats(sd_bus *bus, int argc, char **argv)
 	return 0;
 }
 
-/* status shows only the Recent entry of the statistics. */
+/* status shows only the kernel blockers and the Recent entry of the statistics. */
 static int recent_only(void *u, const char *key, sd_bus_message *m, const char *type)
 {
 	struct stats_out *o = u;
 
+	if (strcmp(key, "KernelBlockers") == 0 && strcmp(type, "a(stttt)") == 0) {
+		if (arg_json)
+			json_key(stdout, &o->first_key, "kernel_blockers");
+		else
+			printf("\nKernel wakeup sources that kept it awake:\n");
+		return print_blockers(m, "  ") < 0 ? -EBADMSG : 1;
+	}
 	if (strcmp(key, "Recent") != 0)
 		return 0;
+	if (arg_json)
+		json_key(stdout, &o->first_key, "recent");
+	else
+		printf("\nRecent cycles (newest first):\n");
 	return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
 }
 
@@ -551,7 +612,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		r = print_locks(bus, true);
 		if (r < 0)
 			return r;
-		json_key(stdout, &first, "recent");
+		o.first_key = false;
 	} else {
 		printf("State:            %s%s\n", state, enabled ? "" : " (disabled)");
 		printf("Suspends:         %" PRIu64 " (and %" PRIu64 " by logind, not ours)\n", count, external);
@@ -600,7 +661,6 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 			if (r < 0)
 				return r;
 		}
-		printf("\nRecent cycles (newest first):\n");
 	}
 	r = walk_statistics(bus, &(struct stats_cb){ NULL, recent_only, &o });
 	if (r < 0)
@@ -889,7 +949,7 @@ static const struct verb {
 } verbs[] = {
 	{ "status", verb_status },   { "list", verb_list },	 { "hold", verb_hold },
 	{ "stats", verb_stats }, { "enable", verb_enable }, { "disable", verb_enable },
-	{ "monitor", verb_monitor },
+	{ "monitor", verb_monitor }, { "soak", NULL },
 };
 
 enum {
@@ -966,6 +1026,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "Unknown command '%s'; see autosleepctl --help\n", argv[optind]);
 		return EXIT_FAILURE;
 	}
+	/* soak has options of its own and opens the bus only when it needs it (not for --compare). */
+	if (strcmp(argv[optind], "soak") == 0)
+		return verb_soak(argc - optind, argv + optind) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	/* Options may follow the verb too: "autosleepctl stats --json", "hold --why=x -- cmd". */
 	first = optind;
 	optind = first + 1;

@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "peers.h"
 #include "sessions.h"
 #include "polkit.h"
+#include "soak-session.h"
 
 /* Properties that change together are sent in one PropertiesChanged per loop iteration. */
 static const char *const changed_names[] = {
@@ -427,6 +429,24 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 					  "NextDelayUSec", "t", (uint64_t)last->report.next_delay);
 	if (r < 0)
 		return r;
+	/* "Who kept me awake", next to the wake locks: name, times, total and last time active, when. */
+	r = sd_bus_message_open_container(reply, 'e', "sv");
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "s", "KernelBlockers");
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'v', "a(stttt)");
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(stttt)");
+	for (unsigned i = 0; r >= 0 && i < s->n_blockers; i++) {
+		const struct manager_blocker *k = &s->blockers[i];
+
+		r = sd_bus_message_append(reply, "(stttt)", k->name, k->count, k->total_ms * USEC_PER_MSEC,
+					  k->last_ms * USEC_PER_MSEC, (uint64_t)k->last);
+	}
+	for (int i = 0; r >= 0 && i < 3; i++)
+		r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
 	r = sd_bus_message_open_container(reply, 'e', "sv");
 	if (r >= 0)
 		r = sd_bus_message_append(reply, "s", "Recent");
@@ -481,26 +501,128 @@ static int method_get_statistics(sd_bus_message *m, void *userdata, sd_bus_error
 	return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *error)
+/*
+ * The privileged methods: root, or polkit's org.autosleep1.manage. 1: go on;
+ * 0: the answer is coming, the handler returns 1 without replying and runs
+ * again from the top; <0: refused, error set.
+ */
+static int verify_manage(struct manager *mgr, sd_bus_message *m, sd_bus_error *error)
 {
-	struct manager *mgr = userdata;
 	uid_t uid;
 	pid_t pid;
 	int r;
 
 	r = peers_get(mgr->bus->peers, m, &uid, &pid);
+	if (r <= 0 || uid == 0)
+		return r;
+	r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
+	/* Hold the sender's later calls back until polkit answered and this one ran. */
+	if (r == 0)
+		peers_wait(mgr->bus->peers, m);
+	return r;
+}
+
+static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+	int r;
+
+	r = verify_manage(mgr, m, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;
-	if (uid != 0) {
-		r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
-		if (r == 0)
-			peers_wait(mgr->bus->peers, m);
-		if (r <= 0)
-			return r < 0 ? r : 1;
-	}
 	/* Returns once no state write is under way: after Disable, nothing suspends. */
 	manager_set_enabled(mgr, strcmp(sd_bus_message_get_member(m), "Enable") == 0);
 	return sd_bus_reply_method_return(m, "");
+}
+
+#define streq(a, b) (strcmp((a), (b)) == 0)
+
+static bool word_listed(const char *const *list, const char *w)
+{
+	for (; *list; list++)
+		if (strcmp(*list, w) == 0)
+			return true;
+	return false;
+}
+
+/* SoakCycle's options, checked one by one: an unknown key or a bad value is named in the error. */
+static int parse_soak_options(sd_bus_message *m, struct soak_request *req, usec_t *ret_watchdog, sd_bus_error *error)
+{
+	static const char *const states[] = { "mem", "freeze", "standby", NULL };
+	static const char *const levels[] = { "none", "core", "processors", "platform", "devices", "freezer", NULL };
+	usec_t watchdog = SOAK_WATCHDOG_DEFAULT_USEC;
+	int r;
+
+	*req = (struct soak_request){ .read_timeout = SOAK_READ_TIMEOUT_DEFAULT_USEC };
+	snprintf(req->state, sizeof(req->state), "mem");
+	r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+		const char *key, *sval;
+		uint64_t t;
+		int b;
+
+		r = sd_bus_message_read(m, "s", &key);
+		if (r < 0)
+			return r;
+		if (streq(key, "State") || streq(key, "PmTest")) {
+			bool is_state = streq(key, "State");
+
+			r = sd_bus_message_read(m, "v", "s", &sval);
+			if (r < 0)
+				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s must be a string", key);
+			if (!word_listed(is_state ? states : levels, sval))
+				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid %s '%s'", key, sval);
+			snprintf(is_state ? req->state : req->pm_test, sizeof(req->state), "%s", sval);
+		} else if (streq(key, "SleepUSec") || streq(key, "WakeAtUSec") || streq(key, "ReadTimeoutUSec") ||
+			   streq(key, "WatchdogUSec")) {
+			r = sd_bus_message_read(m, "v", "t", &t);
+			if (r < 0)
+				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s must be a uint64 (t)", key);
+			if (streq(key, "SleepUSec"))
+				req->sleep = t;
+			else if (streq(key, "WakeAtUSec"))
+				req->wake_at = t;
+			else if (streq(key, "ReadTimeoutUSec") && t > 0 && t <= 3600 * USEC_PER_SEC)
+				req->read_timeout = t;
+			else if (streq(key, "WatchdogUSec") && t > 0 && t <= 24 * 3600 * USEC_PER_SEC)
+				watchdog = t;
+			else
+				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+							 "%s %" PRIu64 " is out of range", key, t);
+		} else if (streq(key, "Force")) {
+			r = sd_bus_message_read(m, "v", "b", &b);
+			if (r < 0)
+				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Force must be a boolean");
+			req->force = b;
+		} else
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown soak option '%s'", key);
+		r = sd_bus_message_exit_container(m);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	*ret_watchdog = watchdog;
+	return sd_bus_message_exit_container(m);
+}
+
+static int method_soak_cycle(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+	struct soak_request req;
+	usec_t watchdog = SOAK_WATCHDOG_DEFAULT_USEC;
+	int r;
+
+	r = verify_manage(mgr, m, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;
+	/* After polkit: the check re-enters this handler, which reads the options from the top. */
+	r = parse_soak_options(m, &req, &watchdog, error);
+	if (r < 0)
+		return r;
+	return soak_session_cycle(mgr, m, &req, watchdog, error);
 }
 
 /* A read-only property whose value is one expression of the manager. */
@@ -634,6 +756,8 @@ static const sd_bus_vtable manager_vtable[] = {
 				SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Disable", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_set_enabled,
 				SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SoakCycle", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("a{sv}", record),
+				method_soak_cycle, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("Suspending", SD_BUS_NO_ARGS, 0),
 	SD_BUS_SIGNAL_WITH_ARGS("Resumed", SD_BUS_ARGS("t", slept_usec, "s", reason, "b", success), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("WakeLockAcquired", SD_BUS_ARGS("s", name, "s", why, "s", owner, "u", uid), 0),

@@ -17,6 +17,7 @@
 #include "fdstore.h"
 #include "macro.h"
 #include "manager.h"
+#include "soak-session.h"
 #include "notify.h"
 #include "sessions.h"
 #include "sysfs.h"
@@ -305,6 +306,43 @@ static void manager_record(struct manager *m, const struct suspend_report *rep)
 	m->stats.recent_next = (m->stats.recent_next + 1) % MANAGER_RECENT_MAX;
 	if (m->stats.n_recent < MANAGER_RECENT_MAX)
 		m->stats.n_recent++;
+}
+
+static struct manager_blocker *blocker_slot(struct manager *m, const char *name)
+{
+	struct manager_stats *st = &m->stats;
+
+	for (unsigned i = 0; i < st->n_blockers; i++)
+		if (strcmp(st->blockers[i].name, name) == 0)
+			return &st->blockers[i];
+	if (st->n_blockers < MANAGER_BLOCKERS_MAX - 1) {
+		snprintf(st->blockers[st->n_blockers].name, sizeof(st->blockers[0].name), "%s", name);
+		return &st->blockers[st->n_blockers++];
+	}
+	/* The last slot is "(other)". */
+	if (st->n_blockers < MANAGER_BLOCKERS_MAX)
+		snprintf(st->blockers[st->n_blockers++].name, sizeof(st->blockers[0].name), "(other)");
+	return &st->blockers[MANAGER_BLOCKERS_MAX - 1];
+}
+
+static void manager_count_blockers(struct manager *m, const struct suspend_report *rep)
+{
+	char msg[512];
+	size_t len = 0;
+
+	for (unsigned i = 0; i < rep->n_blockers; i++) {
+		struct manager_blocker *b = blocker_slot(m, rep->blockers[i].name);
+
+		b->count++;
+		b->total_ms += rep->blockers[i].ms;
+		b->last_ms = rep->blockers[i].ms;
+		b->last = now(CLOCK_REALTIME);
+		if (len < sizeof(msg))
+			len += snprintf(msg + len, sizeof(msg) - len, "%s%s %" PRIu64 ".%03" PRIu64 "s", i ? ", " : "",
+					rep->blockers[i].name, rep->blockers[i].ms / 1000, rep->blockers[i].ms % 1000);
+	}
+	if (rep->n_blockers > 0)
+		log_info("Suspend #%" PRIu64 ": kept awake by kernel wakeup sources: %s", rep->attempt, msg);
 }
 
 static const char *const battery_properties[] = {
@@ -648,6 +686,7 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				m->stats.results[ev.report.result]++;
 			m->stats.total_asleep += ev.report.asleep;
 			log_result(m, &ev.report);
+			manager_count_blockers(m, &ev.report);
 			/* Early cancels are the protocol at work, not cycles worth a signal. */
 			if (ev.report.result == SUSPEND_EARLY_CANCEL)
 				break;
@@ -663,6 +702,14 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				manager_arm_deadline(m, NULL);
 				activity_resumed(m->activity, ev.report.wake_reason);
 			}
+			break;
+		case SUSPENDER_EVENT_SOAK:
+			if (ev.soak.result == SOAK_SUCCESS || ev.soak.result == SOAK_ALARM_NOT_CLEARED) {
+				/* A suspend all the same: leases with deadlines may have passed. */
+				leases_expire(&m->leases);
+				manager_arm_deadline(m, NULL);
+			}
+			soak_session_finished(m, &ev.soak);
 			break;
 		case _SUSPENDER_EVENT_TYPE_MAX:
 		case _SUSPENDER_EVENT_TYPE_INVALID:
@@ -1000,6 +1047,7 @@ struct manager *manager_free(struct manager *m)
 	m->activity = activity_free(m->activity);
 	m->sessions = sessions_free(m->sessions);
 	m->logind = logind_free(m->logind);
+	soak_session_free(m);
 	/* Stored leases stay stored: a restart takes them back, a stop makes systemd drop them. */
 	m->bus = bus_free(m->bus, true);
 	leases_done(&m->leases);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "battery-drain.h"
@@ -24,6 +25,21 @@ struct manager_cycle {
 	usec_t when; /* CLOCK_REALTIME when the main loop heard of it */
 };
 
+/*
+ * "Who kept me awake": kernel wakeup sources other than ours, by name, as
+ * attempts report them. Capped: past MANAGER_BLOCKERS_MAX names, the rest
+ * add up under "(other)", so a source that renames itself cannot grow it.
+ */
+#define MANAGER_BLOCKERS_MAX 32
+
+struct manager_blocker {
+	char name[WAKEUP_SOURCE_NAME_MAX];
+	uint64_t count;    /* attempts it held up or cancelled */
+	uint64_t total_ms; /* time it was active while it did */
+	uint64_t last_ms;  /* the last time's */
+	usec_t last;       /* CLOCK_REALTIME of the last time */
+};
+
 struct manager_stats {
 	uint64_t attempts; /* ours; results[SUSPEND_EXTERNAL] counts logind's, which are not attempts of ours */
 	uint64_t results[_SUSPEND_RESULT_MAX];
@@ -31,6 +47,8 @@ struct manager_stats {
 	struct manager_cycle recent[MANAGER_RECENT_MAX]; /* ring, newest at recent_next - 1 */
 	unsigned n_recent;
 	unsigned recent_next;
+	struct manager_blocker blockers[MANAGER_BLOCKERS_MAX];
+	unsigned n_blockers;
 };
 
 struct bus;
@@ -63,6 +81,14 @@ struct manager {
 	struct manager_stats stats;
 	char last_wake_reason[96];
 	struct battery_drain battery;
+
+	/* soak-session.c: the client driving soak cycles, its call, the hang watchdog. */
+	sd_bus_track *soak_track;
+	sd_bus_message *soak_call;
+	sd_event_source *soak_watchdog;
+	usec_t soak_start;
+	bool soak_hung;
+	bool soak_forced;
 
 	struct bus *bus;
 	struct logind *logind;

@@ -41,6 +41,8 @@ struct suspend_snapshot {
 	char wakeup_irq_actions[64];       /* /sys/kernel/irq/N/actions, "" if unknown */
 	struct wakeup_sources sources;
 	bool have_sources;
+	uint64_t wakealarm;                /* rtc0's armed alarm (epoch s), 0: none or no RTC */
+	uint64_t rtc_time;                 /* rtc0's since_epoch, 0 if unknown */
 };
 
 const char *suspend_stat_to_string(enum suspend_stat s);

@@ -41,6 +41,11 @@ struct suspender {
 	bool enabled;
 	bool stopping;
 	bool prepare;
+	/* Soak: the loop paused, and a cycle queued (pending) until the thread takes it. */
+	bool paused;
+	bool soak_pending;
+	bool soak_running;
+	struct soak_request soak_req;
 
 	int pipe[2];
 	char *state;
@@ -57,6 +62,7 @@ static const char *const state_names[_SUSPENDER_STATE_MAX] = {
 	[SUSPENDER_SUSPENDING] = "suspending",
 	[SUSPENDER_BACKING_OFF] = "backing-off",
 	[SUSPENDER_DISABLED] = "disabled",
+	[SUSPENDER_SOAKING] = "soaking",
 };
 
 static const char *const result_names[_SUSPEND_RESULT_MAX] = {
@@ -235,10 +241,10 @@ static bool wait_ready(struct suspender *s, usec_t delay)
 	/* Saturate: a deadline past what the clock can say is no deadline. */
 	bool forever = delay >= USEC_INFINITY - t;
 	struct timespec deadline = timespec_from_usec(forever ? 0 : t + delay);
-	bool announced = false;
+	enum suspender_state announced = _SUSPENDER_STATE_INVALID;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stopping && delay > 0) {
+	while (!s->stopping && !s->soak_pending && delay > 0) {
 		int r;
 
 		if (forever) {
@@ -252,11 +258,14 @@ static bool wait_ready(struct suspender *s, usec_t delay)
 		if (r != 0)
 			forever = true;
 	}
-	while (!s->stopping && !s->enabled) {
-		if (!announced) {
+	while (!s->stopping && !s->soak_pending && (!s->enabled || s->paused)) {
+		/* Paused for a soak, or disabled: announce each change, such as the soak ending while disabled. */
+		enum suspender_state st = s->paused ? SUSPENDER_SOAKING : SUSPENDER_DISABLED;
+
+		if (announced != st) {
 			pthread_mutex_unlock(&s->lock);
-			emit_state(s, SUSPENDER_DISABLED);
-			announced = true;
+			emit_state(s, st);
+			announced = st;
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}
@@ -275,8 +284,11 @@ static int wait_unblocked(struct suspender *s)
 	int waited = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stopping && (s->blocked || !s->enabled)) {
+	while (!s->stopping && (s->blocked || !s->enabled || s->paused)) {
 		waited = 1;
+		/* A soak cycle goes first; this count will be read again after it. */
+		if (s->soak_pending)
+			break;
 		pthread_cond_wait(&s->cond, &s->lock);
 	}
 	if (s->stopping)
@@ -296,16 +308,23 @@ static int wait_prepared(struct suspender *s)
 	int waited = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (s->prepare && !s->stopping) {
+	if (s->prepare && !s->stopping && !s->paused && !s->soak_pending) {
 		pthread_mutex_unlock(&s->lock);
 		emit(s, &ev);
 		pthread_mutex_lock(&s->lock);
 		waited = 1;
 	}
-	while (s->prepare && !s->stopping)
+	/*
+	 * A soak cycle goes first: suspender_soak() waits on the main loop for
+	 * this thread to take it, so waiting here for the main loop would be a
+	 * deadlock. The attempt starts over after the cycle.
+	 */
+	while (s->prepare && !s->stopping && !s->paused && !s->soak_pending)
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (s->stopping)
 		waited = -ESHUTDOWN;
+	else if (s->paused || s->soak_pending)
+		waited = 1;
 	pthread_mutex_unlock(&s->lock);
 	return waited;
 }
@@ -325,7 +344,7 @@ static int gate_enter(struct suspender *s)
 		pthread_mutex_lock(&s->lock);
 		if (s->stopping)
 			r = -ESHUTDOWN;
-		else if (s->blocked || !s->enabled)
+		else if (s->blocked || !s->enabled || s->paused || s->soak_pending)
 			r = 1;
 		else
 			r = 0;
@@ -375,6 +394,14 @@ static usec_t finish_attempt(struct suspender *s, struct suspend_report *rep, en
 	return rep->next_delay;
 }
 
+static void set_blockers(struct suspender *s, const struct wakeup_sources *before, const struct wakeup_sources *after,
+			 struct suspend_report *rep)
+{
+	size_t n = wakeup_sources_blockers(before, after, s->own_sources, rep->blockers, SUSPEND_BLOCKERS_MAX);
+
+	rep->n_blockers = MIN(n, (size_t)SUSPEND_BLOCKERS_MAX);
+}
+
 /*
  * The battery around a state write, for the drain asleep against awake.
  * Outside the gate: an ACPI battery read can take milliseconds, and a lease
@@ -398,17 +425,25 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 {
 	int step = s->dry_run ? LOG_INFO : LOG_DEBUG;
 	_cleanup_(suspend_snapshot_clear) struct suspend_snapshot before = {}, after = {};
+	_cleanup_(wakeup_sources_clear) struct wakeup_sources pre = {}, post = {};
 	struct suspend_report rep = {};
-	usec_t b0, m0, b1, m1;
+	usec_t b0, m0, b1, m1, r0;
 	char buf[32];
 	uint64_t count;
 	int r;
 
 	emit_state(s, SUSPENDER_AWAKE);
 	log_full(step, "Reading wakeup_count");
+	/* Never blocks: what was active before the read that may block, for "who kept me awake". */
+	if (!s->dry_run)
+		(void)wakeup_sources_read(&pre);
+	r0 = now(CLOCK_MONOTONIC);
 	r = sysfs_read_u64(SYSFS_POWER_WAKEUP_COUNT, &count);
 	if (is_stopping(s))
 		return -ESHUTDOWN;
+	if (r >= 0 && !s->dry_run && now(CLOCK_MONOTONIC) - r0 >= SUSPEND_BLOCKED_READ_USEC &&
+	    wakeup_sources_read(&post) >= 0)
+		set_blockers(s, &pre, &post, &rep);
 	if (r == -EINTR) {
 		*ret_delay = 0;
 		return 0;
@@ -462,6 +497,9 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	rep.count = count;
 	if (r == -EINVAL) {
 		log_full(step, "wakeup_count write rejected: wakeup event after our read, retrying at once");
+		wakeup_sources_clear(&post);
+		if (pre.n > 0 && wakeup_sources_read(&post) >= 0)
+			set_blockers(s, &pre, &post, &rep);
 		rep.result = SUSPEND_EARLY_CANCEL;
 		rep.error = r;
 		*ret_delay = finish_attempt(s, &rep, VERDICT_NEUTRAL);
@@ -530,10 +568,51 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		*ret_delay = finish_attempt(s, &rep, bad ? VERDICT_BAD : VERDICT_GOOD);
 		return 0;
 	}
+	if (rep.result == SUSPEND_LATE_CANCEL && before.have_sources && after.have_sources)
+		set_blockers(s, &before.sources, &after.sources, &rep);
 	if (rep.result == SUSPEND_LATE_CANCEL)
 		log_full(step, "State write failed (%s): late cancel by %s", strerror(-r), rep.cancel_source);
 	*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);
 	return 0;
+}
+
+/* Run the queued soak cycle, if any; false when there was none. */
+static bool run_soak(struct suspender *s)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_SOAK };
+	struct soak_env env = {
+		.own_sources = s->own_sources,
+		.signo = SUSPENDER_SIGNAL,
+		.now = s->now,
+	};
+	struct soak_request req;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->soak_pending) {
+		pthread_mutex_unlock(&s->lock);
+		return false;
+	}
+	req = s->soak_req;
+	s->soak_pending = false;
+	s->soak_running = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+
+	/* Under the gate, like an attempt: a lease taken now waits until the state write returned. */
+	pthread_mutex_lock(&s->gate);
+	pthread_mutex_lock(&s->lock);
+	env.leases_held = s->blocked;
+	pthread_mutex_unlock(&s->lock);
+	emit_state(s, SUSPENDER_SUSPENDING);
+	soak_cycle_run(&req, &env, &ev.soak);
+	pthread_mutex_unlock(&s->gate);
+
+	pthread_mutex_lock(&s->lock);
+	s->soak_running = false;
+	pthread_mutex_unlock(&s->lock);
+	emit(s, &ev);
+	emit_state(s, SUSPENDER_AWAKE);
+	return true;
 }
 
 static void *thread_main(void *userdata)
@@ -551,6 +630,10 @@ static void *thread_main(void *userdata)
 			emit_state(s, SUSPENDER_BACKING_OFF);
 		if (!wait_ready(s, delay))
 			break;
+		if (run_soak(s)) {
+			delay = 0;
+			continue;
+		}
 		if (attempt(s, &delay) < 0)
 			break;
 	}
@@ -614,6 +697,44 @@ void suspender_set_prepare(struct suspender *s, bool prepare)
 	if (!prepare)
 		pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+}
+
+void suspender_set_paused(struct suspender *s, bool paused)
+{
+	pthread_mutex_lock(&s->lock);
+	s->paused = paused;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (paused)
+		gate_pass(s);
+}
+
+int suspender_soak(struct suspender *s, const struct soak_request *req)
+{
+	if (!s->started || s->joined)
+		return -ESRCH;
+	pthread_mutex_lock(&s->lock);
+	if (s->soak_pending || s->soak_running || s->stopping) {
+		pthread_mutex_unlock(&s->lock);
+		return -EBUSY;
+	}
+	s->soak_req = *req;
+	s->soak_pending = true;
+	pthread_cond_broadcast(&s->cond);
+	/*
+	 * The thread may sit in a wakeup_count read that blocks: signal it
+	 * until it took the cycle. One signal sent just before it entered
+	 * read() would be lost, hence the loop; each round is short, and a
+	 * read that returns EINTR goes straight back to the loop's top.
+	 */
+	while (s->soak_pending && !s->stopping) {
+		struct timespec ts = timespec_from_usec(now(CLOCK_MONOTONIC) + 20 * USEC_PER_MSEC);
+
+		pthread_kill(s->thread, SUSPENDER_SIGNAL);
+		(void)pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 int suspender_stop(struct suspender *s, usec_t timeout)

@@ -7,6 +7,8 @@
 #include "backoff.h"
 #include "battery.h"
 #include "time-util.h"
+#include "soak.h"
+#include "wakeup-sources.h"
 
 /*
  * The wakeup_count/state loop. It runs on its own thread because reading
@@ -19,6 +21,7 @@ enum suspender_state {
 	SUSPENDER_SUSPENDING,  /* inside the state write */
 	SUSPENDER_BACKING_OFF, /* waiting out the backoff delay */
 	SUSPENDER_DISABLED,
+	SUSPENDER_SOAKING,     /* the loop is paused while a soak client drives the cycles */
 	_SUSPENDER_STATE_MAX,
 	_SUSPENDER_STATE_INVALID = -22,
 };
@@ -32,6 +35,10 @@ enum suspend_result {
 	_SUSPEND_RESULT_MAX,
 	_SUSPEND_RESULT_INVALID = -22,
 };
+
+#define SUSPEND_BLOCKERS_MAX WAKEUP_BLOCKERS_MAX
+/* A wakeup_count read that took longer than this was held up by a wakeup source. */
+#define SUSPEND_BLOCKED_READ_USEC (100 * USEC_PER_MSEC)
 
 struct suspend_report {
 	enum suspend_result result;
@@ -49,6 +56,13 @@ struct suspend_report {
 	char failed_dev[64];
 	char failed_step[32];
 	int failed_errno;
+	/*
+	 * "Who kept me awake": kernel wakeup sources, not ours, that were active
+	 * while the wakeup_count read before this attempt blocked, or that
+	 * cancelled it (early or late), with how long each was active.
+	 */
+	struct wakeup_blocker blockers[SUSPEND_BLOCKERS_MAX];
+	unsigned n_blockers;
 	/* Read before the wakeup_count write and after the state write; !valid without a battery. */
 	struct battery_sample battery_before;
 	struct battery_sample battery_after;
@@ -58,6 +72,7 @@ enum suspender_event_type {
 	SUSPENDER_EVENT_STATE,
 	SUSPENDER_EVENT_RESULT,
 	SUSPENDER_EVENT_PREPARE, /* free to suspend, waiting for suspender_set_prepare(false) */
+	SUSPENDER_EVENT_SOAK,  /* a soak cycle ended: soak holds its record */
 	_SUSPENDER_EVENT_TYPE_MAX,
 	_SUSPENDER_EVENT_TYPE_INVALID = -22,
 };
@@ -66,6 +81,7 @@ struct suspender_event {
 	enum suspender_event_type type;
 	enum suspender_state state;
 	struct suspend_report report;
+	struct soak_record soak;
 };
 
 struct suspender_params {
@@ -113,6 +129,14 @@ void suspender_set_enabled(struct suspender *s, bool enabled);
  * state, until the main loop clears it; it then reads wakeup_count afresh.
  */
 void suspender_set_prepare(struct suspender *s, bool prepare);
+ * Soak: while paused, the loop makes no attempt of its own; soak cycles run
+ * one at a time on the thread. Pausing is a barrier like disabling. A soak
+ * cycle runs whether or not the loop is enabled: it is asked for by name.
+ * suspender_soak() returns -EBUSY while one is queued or running, and once
+ * the thread picked it up its SUSPENDER_EVENT_SOAK follows.
+ */
+void suspender_set_paused(struct suspender *s, bool paused);
+int suspender_soak(struct suspender *s, const struct soak_request *req);
 
 /* Read end of the event pipe (non-blocking) and one event from it: 1 read, 0 none, <0 error. */
 int suspender_get_fd(struct suspender *s);

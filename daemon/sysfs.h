@@ -27,6 +27,13 @@
 /* One entry per kernel wakeup source (Linux 5.4+); attributes per source: */
 #define SYSFS_CLASS_WAKEUP "sys/class/wakeup"
 #define SYSFS_CLASS_WAKEUP_ATTR_FMT "sys/class/wakeup/%s/%s"
+/* The first RTC: its alarm (epoch seconds, "" when not armed; the kernel clears it once it fired) and clock. */
+#define SYSFS_RTC_WAKEALARM "sys/class/rtc/rtc0/wakealarm"
+#define SYSFS_RTC_SINCE_EPOCH "sys/class/rtc/rtc0/since_epoch"
+/* Linux 6.4+ on x86 s2idle: time the hardware spent in its deepest state (0: never got there). */
+#define SYSFS_SUSPEND_STATS_LAST_HW_SLEEP "sys/power/suspend_stats/last_hw_sleep"
+/* pm_test levels (CONFIG_PM_DEBUG): "none", "core", "processors", "platform", "devices", "freezer". */
+#define SYSFS_POWER_PM_TEST "sys/power/pm_test"
 /* Batteries and AC adapters; attributes per supply: */
 #define SYSFS_CLASS_POWER_SUPPLY "sys/class/power_supply"
 #define SYSFS_POWER_SUPPLY_ATTR_FMT "sys/class/power_supply/%s/%s"

@@ -21,6 +21,29 @@ static uint64_t read_count(const char *dir, const char *attr)
 	return v;
 }
 
+/* The first rtcN below the source's device, if it is an RTC. */
+static void read_rtc(const char *dir, char *buf, size_t size)
+{
+	_cleanup_free_ char *path = NULL;
+	char rel[128];
+	struct dirent *de;
+	DIR *d;
+
+	buf[0] = 0;
+	snprintf(rel, sizeof(rel), SYSFS_CLASS_WAKEUP_ATTR_FMT, dir, "device/rtc");
+	if (sysfs_path(rel, &path) < 0)
+		return;
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, "rtc", 3) == 0 && strlen(de->d_name) < size) {
+			snprintf(buf, size, "%s", de->d_name);
+			break;
+		}
+	closedir(d);
+}
+
 static int cmp_dir(const void *a, const void *b)
 {
 	const struct wakeup_source_stat *x = a, *y = b;
@@ -71,6 +94,9 @@ int wakeup_sources_read(struct wakeup_sources *ret)
 			continue;
 		w->event_count = read_count(w->dir, "event_count");
 		w->wakeup_count = read_count(w->dir, "wakeup_count");
+		w->active_count = read_count(w->dir, "active_count");
+		w->total_time_ms = read_count(w->dir, "total_time_ms");
+		read_rtc(w->dir, w->rtc, sizeof(w->rtc));
 		n++;
 	}
 	closedir(d);
@@ -134,7 +160,8 @@ static size_t list_moved(const struct wakeup_sources *before, const struct wakeu
 		if (!count_moved(was, is) || excluded(exclude, a->name))
 			continue;
 		if (len < size) {
-			int k = snprintf(buf + len, size - len, "%s%s", found ? ", " : "", a->name);
+			int k = a->rtc[0] ? snprintf(buf + len, size - len, "%s%s (%s)", found ? ", " : "", a->rtc, a->name)
+					  : snprintf(buf + len, size - len, "%s%s", found ? ", " : "", a->name);
 
 			len = k < 0 ? size : MIN(size, len + (size_t)k);
 		}
@@ -152,4 +179,49 @@ size_t wakeup_sources_moved(const struct wakeup_sources *before, const struct wa
 	if (n > 0)
 		return n;
 	return list_moved(before, after, exclude, false, buf, size);
+}
+
+static int cmp_blocker(const void *a, const void *b)
+{
+	const struct wakeup_blocker *x = a, *y = b;
+
+	return x->ms < y->ms ? 1 : x->ms > y->ms ? -1 : strcmp(x->name, y->name);
+}
+
+size_t wakeup_sources_blockers(const struct wakeup_sources *before, const struct wakeup_sources *after,
+			       char *const *exclude, struct wakeup_blocker *ret, size_t max)
+{
+	struct wakeup_blocker *all;
+	size_t n = 0;
+
+	if (!after || after->n == 0)
+		return 0;
+	all = calloc(after->n, sizeof(*all));
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < after->n; i++) {
+		const struct wakeup_source_stat *a = &after->items[i], *b = find(before, a);
+		uint64_t was = b ? b->total_time_ms : 0, is = a->total_time_ms;
+		bool activated;
+
+		if (is == WAKEUP_SOURCE_COUNT_UNKNOWN || was == WAKEUP_SOURCE_COUNT_UNKNOWN || excluded(exclude, a->name))
+			continue;
+		/* A source active for less than a millisecond still held us up if it was activated. */
+		activated = count_moved(b ? b->active_count : WAKEUP_SOURCE_COUNT_UNKNOWN, a->active_count);
+		if (is <= was && !activated)
+			continue;
+		/* The device name may be cut short to fit: the rtcN in front is what tells. */
+		if (a->rtc[0])
+			snprintf(all[n].name, sizeof(all[n].name), "%s (%.*s)", a->rtc,
+				 (int)(sizeof(all[n].name) - strlen(a->rtc) - 4), a->name);
+		else
+			snprintf(all[n].name, sizeof(all[n].name), "%s", a->name);
+		all[n].ms = is > was ? is - was : 0;
+		n++;
+	}
+	if (n > 1)
+		qsort(all, n, sizeof(*all), cmp_blocker);
+	memcpy(ret, all, MIN(n, max) * sizeof(*all));
+	free(all);
+	return n;
 }

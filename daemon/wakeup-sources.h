@@ -21,6 +21,15 @@ struct wakeup_source_stat {
 	char name[WAKEUP_SOURCE_NAME_MAX];
 	uint64_t event_count;             /* WAKEUP_SOURCE_COUNT_UNKNOWN when unreadable */
 	uint64_t wakeup_count;
+	/* For "who kept me awake": activations, and time active in all (ms, the current activation included). */
+	uint64_t active_count;
+	uint64_t total_time_ms;
+	/*
+	 * "rtc0" when the source is an RTC's device (its device has an rtc/rtcN
+	 * child), else "": the kernel names the source after the device
+	 * ("00:06" for rtc_cmos), which tells a reader nothing.
+	 */
+	char rtc[16];
 };
 
 struct wakeup_sources {
@@ -46,3 +55,20 @@ void wakeup_sources_clear(struct wakeup_sources *w);
  */
 size_t wakeup_sources_moved(const struct wakeup_sources *before, const struct wakeup_sources *after,
 			    char *const *exclude, char *buf, size_t size);
+
+/*
+ * "Who kept me awake": the sources (not in exclude) that were active between
+ * before and after, with how long each was active in between (the growth of
+ * total_time_ms; a source that appeared in between counts all of it). Fills
+ * up to max entries, longest first, and returns how many there were in all.
+ */
+/* As many as a suspend report or soak record carries. */
+#define WAKEUP_BLOCKERS_MAX 4
+
+struct wakeup_blocker {
+	char name[WAKEUP_SOURCE_NAME_MAX];
+	uint64_t ms;
+};
+
+size_t wakeup_sources_blockers(const struct wakeup_sources *before, const struct wakeup_sources *after,
+			       char *const *exclude, struct wakeup_blocker *ret, size_t max);

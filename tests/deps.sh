@@ -8,8 +8,9 @@ deps_unit=(libcmocka-dev valgrind dbus-daemon systemd)
 deps_bench=(strace dbus-bin)
 # clang's libFuzzer runtime, for ./configure --enable-fuzzing and tests/fuzz/run.sh
 deps_fuzz=(clang libclang-rt-14-dev)
+# libxml2-utils: xmllint checks the SVG of the soak report the guest sends out
 deps_vm=(qemu-system-x86 mmdebstrap e2fsprogs python3 linux-source-6.1 flex bison bc libelf-dev libssl-dev
-	cpio kmod)
+	cpio kmod libxml2-utils)
 
 install_deps() {
 	local -a want=() missing=()

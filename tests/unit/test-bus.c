@@ -633,6 +633,44 @@ static void test_disable_enable(void **state)
 	assert_true(wait_signal("Resumed", &from, 3000));
 }
 
+static void expect_soak_error(const char *key, const char *type, const void *value, const char *error_name,
+			      const char *needle)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *call = NULL;
+
+	assert_int_equal(sd_bus_message_new_method_call(bus, &call, NAME, PATH, IFACE, "SoakCycle"), 0);
+	assert_true(sd_bus_message_open_container(call, 'a', "{sv}") >= 0);
+	if (key && type[0] == 's')
+		assert_true(sd_bus_message_append(call, "{sv}", key, "s", (const char *)value) >= 0);
+	else if (key)
+		assert_true(sd_bus_message_append(call, "{sv}", key, "t", *(const uint64_t *)value) >= 0);
+	assert_true(sd_bus_message_close_container(call) >= 0);
+	assert_true(sd_bus_call(bus, call, 5 * USEC_PER_SEC, &e, NULL) < 0);
+	if (!sd_bus_error_has_name(&e, error_name) || !strstr(e.message, needle))
+		fail_msg("expected %s with '%s', got %s: %s", error_name, needle, e.name, e.message);
+	sd_bus_error_free(&e);
+	sd_bus_message_unref(call);
+}
+
+/* Bad options are named; a dry run refuses to suspend, and the daemon lives on. */
+static void test_soak_cycle_input(void **state)
+{
+	uint64_t zero = 0, t = 5;
+	char *st = NULL;
+
+	expect_soak_error("Colour", "s", "red", SD_BUS_ERROR_INVALID_ARGS, "Unknown soak option 'Colour'");
+	expect_soak_error("State", "s", "hibernate", SD_BUS_ERROR_INVALID_ARGS, "Invalid State 'hibernate'");
+	expect_soak_error("PmTest", "s", "", SD_BUS_ERROR_INVALID_ARGS, "Invalid PmTest ''");
+	expect_soak_error("ReadTimeoutUSec", "t", &zero, SD_BUS_ERROR_INVALID_ARGS, "ReadTimeoutUSec 0 is out of range");
+	expect_soak_error("State", "t", &t, SD_BUS_ERROR_INVALID_ARGS, "State must be a string");
+	expect_soak_error(NULL, NULL, NULL, SD_BUS_ERROR_NOT_SUPPORTED, "--dry-run");
+	/* Nothing was paused by the refused calls. */
+	assert_true(sd_bus_get_property_string(bus, NAME, PATH, IFACE, "State", NULL, &st) >= 0);
+	assert_string_not_equal(st, "soaking");
+	free(st);
+}
+
 static char *normalize(const char *s)
 {
 	char *out = malloc(strlen(s) + 1), *o = out;
@@ -715,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_lock_blocks_cycles),
 		cmocka_unit_test(test_disable_enable),
 		cmocka_unit_test(test_introspection_matches_xml),
+		cmocka_unit_test(test_soak_cycle_input),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

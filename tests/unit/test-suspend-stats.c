@@ -19,9 +19,9 @@
  * attempt ends (kernel/power/suspend.c, drivers/base/power/main.c, wakeup.c).
  */
 static struct wakeup_source_stat src_before[] = {
-	{ "wakeup0", "autosleepd", 3, 0 },
-	{ "wakeup1", "rtc0", 12, 2 },
-	{ "wakeup2", "alarmtimer", 4, 0 },
+	{ "wakeup0", "autosleepd", 3, 0, 0, 0, "" },
+	{ "wakeup1", "rtc0", 12, 2, 0, 0, "" },
+	{ "wakeup2", "alarmtimer", 4, 0, 0, 0, "" },
 };
 static struct wakeup_source_stat src_after[3];
 
@@ -274,12 +274,45 @@ static void test_read_fixtures(void **state)
 	fixture_free(dir);
 }
 
+/*
+ * QEMU's rtc_cmos on 6.1 leaves no IRQ and no source count: the armed
+ * alarm, cleared by the kernel once it fired with the RTC past it, names it.
+ */
+static void test_success_rtc_alarm_inferred(void **state)
+{
+	struct suspend_report rep;
+
+	(void)state;
+	after.stats[SUSPEND_STAT_SUCCESS]++;
+	before.wakealarm = 1000;
+	before.rtc_time = 996;
+	after.wakealarm = 0;
+	after.rtc_time = 1000;
+	classify(0, NULL, &rep);
+	assert_string_equal(rep.wake_reason, "rtc0 alarm");
+	/* Still armed: something else woke us before the alarm. */
+	after.wakealarm = 1000;
+	after.rtc_time = 998;
+	classify(0, NULL, &rep);
+	assert_string_equal(rep.wake_reason, "unknown");
+	/* Cleared by someone, but the RTC is short of the alarm: no inference. */
+	after.wakealarm = 0;
+	classify(0, NULL, &rep);
+	assert_string_equal(rep.wake_reason, "unknown");
+	/* Never armed. */
+	before.wakealarm = 0;
+	after.rtc_time = 2000;
+	classify(0, NULL, &rep);
+	assert_string_equal(rep.wake_reason, "unknown");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_success_irq, setup),
 		cmocka_unit_test_setup(test_success_sources, setup),
 		cmocka_unit_test_setup(test_success_unknown, setup),
+		cmocka_unit_test_setup(test_success_rtc_alarm_inferred, setup),
 		cmocka_unit_test_setup(test_late_cancel_by_source, setup),
 		cmocka_unit_test_setup(test_late_cancel_by_noirq_irq, setup),
 		cmocka_unit_test_setup(test_stale_irq, setup),

@@ -220,6 +220,78 @@ static void test_short_buffer(void **state)
 	wakeup_sources_clear(&b);
 }
 
+/* rtc_cmos's source is named after its PNP device; the rtc0 below it gives the name people know. */
+static void test_rtc_label(void **state)
+{
+	struct wakeup_sources b = {}, a = {};
+	struct wakeup_blocker k[1];
+	char buf[64], rel[128], *p;
+	char *dir = *state;
+
+	snapshot(&b);
+	add_source(dir, "wakeup7", "00:06", "0\n");
+	set(dir, "wakeup7", "active_count", "0\n");
+	set(dir, "wakeup7", "total_time_ms", "0\n");
+	wakeup_sources_clear(&b);
+	snapshot(&b);
+	snprintf(rel, sizeof(rel), SYSFS_CLASS_WAKEUP_ATTR_FMT, "wakeup7", "device/rtc/rtc0");
+	assert_int_equal(sysfs_path(rel, &p), 0);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", p);
+		assert_int_equal(system(cmd), 0);
+	}
+	free(p);
+	/* Seen by the next read only: the label is read with the source. */
+	set(dir, "wakeup7", "event_count", "1\n");
+	assert_int_equal(diff(&b, NULL, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "rtc0 (00:06)");
+	/* And so it is named among who kept us awake. */
+	set(dir, "wakeup7", "active_count", "1\n");
+	set(dir, "wakeup7", "total_time_ms", "2\n");
+	assert_int_equal(wakeup_sources_read(&a), 0);
+	assert_int_equal(wakeup_sources_blockers(&b, &a, NULL, k, 1), 1);
+	assert_string_equal(k[0].name, "rtc0 (00:06)");
+	assert_int_equal(k[0].ms, 2);
+	wakeup_sources_clear(&a);
+	wakeup_sources_clear(&b);
+}
+
+static void test_blockers(void **state)
+{
+	struct wakeup_sources b = {}, a = {};
+	struct wakeup_blocker k[2];
+	char *dir = *state;
+	char own0[] = "autosleepd";
+	char *const own[] = { own0, NULL };
+
+	set(dir, "wakeup0", "total_time_ms", "100\n");
+	set(dir, "wakeup1", "total_time_ms", "7\n");
+	set(dir, "wakeup2", "total_time_ms", "0\n");
+	set(dir, "wakeup3", "total_time_ms", "0\n");
+	snapshot(&b);
+	/* Ours held 3 s: excluded. alarmtimer: 0 ms more, but activated. A shell's lock: new, 5 s. */
+	set(dir, "wakeup0", "total_time_ms", "3100\n");
+	set(dir, "wakeup2", "active_count", "9\n");
+	add_source(dir, "wakeup9", "shell5", "1\n");
+	set(dir, "wakeup9", "active_count", "1\n");
+	set(dir, "wakeup9", "total_time_ms", "5012\n");
+	assert_int_equal(wakeup_sources_read(&a), 0);
+	assert_int_equal(wakeup_sources_blockers(&b, &a, own, k, 2), 2);
+	assert_string_equal(k[0].name, "shell5");
+	assert_int_equal(k[0].ms, 5012);
+	assert_string_equal(k[1].name, "alarmtimer");
+	assert_int_equal(k[1].ms, 0);
+	/* Without the exclusion ours comes second; a short array gets the longest. */
+	assert_int_equal(wakeup_sources_blockers(&b, &a, NULL, k, 1), 3);
+	assert_string_equal(k[0].name, "shell5");
+	/* Nothing moved: nobody held us up. */
+	assert_int_equal(wakeup_sources_blockers(&a, &a, NULL, k, 2), 0);
+	wakeup_sources_clear(&a);
+	wakeup_sources_clear(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +304,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exclude, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_and_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rtc_label, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blockers, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,13 +17,17 @@
 #   --cycles N         wireguard-and-crng cycles per kernel (default 5)
 #   --scenarios LIST   only these guest scenarios (comma-separated) on the
 #                      autosleep kernel, and no control kernel boot unless
-#                      LIST has wireguard-and-crng, no knob kernel boot
+#                      LIST has wireguard-and-crng or soak (the control
+#                      boot runs those of the two listed), no knob kernel boot
 #                      unless it has knob: a short iteration, e.g.
 #                      --scenarios sandbox,polkit
 #   --source VER       build the kernels from linux-source-VER (6.1, the
 #                      default, or 6.12), e.g. --source 6.12 --scenarios knob
 #   --long             1000 acquires in pm-test-race instead of 100 (about
 #                      2 more minutes)
+#   --soak-cycles N    real S3 cycles of the soak scenario on the autosleep
+#                      kernel (default 50, about 5 minutes; 1000 takes about
+#                      2 hours); the control kernel always runs 20
 #   --log-dir DIR      console logs (default $TMPDIR/autosleep-vm-logs)
 #   --counts FILE      append "passed failed" per boot
 set -uo pipefail
@@ -36,8 +40,9 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,laptop,lid,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,knob
+	scenarios=wireguard-and-crng,lease-blocks-suspend,dbus-and-logind,activity,laptop,lid,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,soak,knob
 	race=100
+	soak_cycles=50
 	timeout=1800
 	source=()
 	while [ $# -gt 0 ]; do
@@ -48,6 +53,7 @@ main() {
 		--scenarios) scenarios=$2; shift ;;
 		--source) source=(--source "$2"); shift ;;
 		--long) race=1000; timeout=2400 ;;
+		--soak-cycles) soak_cycles=$2; shift ;;
 		*) echo "run-vm-suite.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 		shift
@@ -67,8 +73,10 @@ main() {
 	if [ -n "$scenarios" ]; then
 		kernel=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" | tail -n1) || { echo "not ok - autosleep kernel build"; echo "0 1" >> "$counts"; exit 1; }
 	fi
+	# The kernel effects the control kernel must show the opposite of.
+	control_scenarios=$(tr ',' '\n' <<< "$scenarios" | grep -x -e wireguard-and-crng -e soak | paste -sd, -)
 	control=
-	if [[ ",$scenarios," == *,wireguard-and-crng,* ]]; then
+	if [ -n "$control_scenarios" ]; then
 		control=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --control | tail -n1) || { echo "not ok - control kernel build"; echo "0 1" >> "$counts"; exit 1; }
 	fi
 	knob=
@@ -85,14 +93,14 @@ main() {
 	if [ -n "$scenarios" ]; then
 		echo "=== autosleep kernel: ${scenarios//,/, } ($cycles wireguard cycles, $race racing acquires)"
 		python3 "$here/vmtest.py" --kernel "$kernel" --image "$image" --expect autosleep --cycles "$cycles" \
-			--scenarios "$scenarios" --race-iterations "$race" --label autosleep --log-dir "$log_dir" \
-			--counts "$counts" --timeout "$timeout" || rc=1
+			--scenarios "$scenarios" --race-iterations "$race" --soak-cycles "$soak_cycles" --label autosleep \
+			--log-dir "$log_dir" --counts "$counts" --timeout "$((timeout + soak_cycles * 8))" || rc=1
 	fi
-	# Only wireguard-and-crng proves a kernel effect; the rest are the daemon's.
+	# Only wireguard-and-crng and soak prove a kernel effect; the rest are the daemon's.
 	if [ -n "$control" ]; then
-		echo "=== control kernel: wireguard-and-crng ($cycles cycles), expecting the opposite"
+		echo "=== control kernel: ${control_scenarios//,/, } ($cycles wireguard cycles, 20 soak cycles), expecting the opposite"
 		python3 "$here/vmtest.py" --kernel "$control" --image "$image" --expect control --cycles "$cycles" \
-			--scenarios wireguard-and-crng --label control --log-dir "$log_dir" \
+			--scenarios "$control_scenarios" --label control --log-dir "$log_dir" \
 			--counts "$counts" --timeout 1200 || rc=1
 	fi
 	if [ -n "$knob" ]; then

@@ -10,6 +10,7 @@ and adds its own checks: no suspend between "@mark hold-start" and
 """
 
 import argparse
+import base64
 import json
 import os
 import socket
@@ -89,6 +90,8 @@ def main():
                     help="wake a guest suspended this long with QMP system_wakeup (safety net)")
     ap.add_argument("--race-iterations", type=int, default=100,
                     help="acquires in the pm-test-race scenario")
+    ap.add_argument("--soak-cycles", type=int, default=50,
+                    help="cycles of the soak scenario on the autosleep kernel")
     ap.add_argument("--counts", default=None, help="append 'passed failed' to this file")
     ap.add_argument("--live", action="store_true", help="print guest lines as they come")
     args = ap.parse_args()
@@ -103,8 +106,8 @@ def main():
 
     cmdline = ("root=/dev/vda rw console=ttyS0 mem_sleep_default=deep loglevel=4 "
                "systemd.show_status=0 autosleep.scenarios=%s autosleep.expect=%s autosleep.cycles=%d "
-               "autosleep.race_iterations=%d"
-               % (args.scenarios, args.expect, args.cycles, args.race_iterations))
+               "autosleep.race_iterations=%d autosleep.soak_cycles=%d"
+               % (args.scenarios, args.expect, args.cycles, args.race_iterations, args.soak_cycles))
     qemu = [
         "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "1",
         "-machine", "pc", "-global", "PIIX4_PM.disable_s3=0",
@@ -205,6 +208,30 @@ def main():
     elapsed = time.monotonic() - start
 
     report(done, "guest ran all scenarios and reported @done (%.0f s wall)" % elapsed)
+
+    # Files the guest sent as "@file NAME", "@data BASE64"..., "@endfile": kept
+    # in the log dir as <label>-NAME; an SVG must be well-formed XML.
+    current = None
+    for _, text in lines:
+        if text.startswith("@file "):
+            current = (os.path.basename(text[6:].strip()), [])
+        elif text.startswith("@data ") and current:
+            current[1].append(text[6:].strip())
+        elif text == "@endfile" and current:
+            path = os.path.join(log_dir, "%s-%s" % (args.label, current[0]))
+            try:
+                with open(path, "wb") as f:
+                    f.write(base64.b64decode("".join(current[1]), validate=True))
+                report(True, "host: received %s from the guest (%s)" % (current[0], path))
+            except (ValueError, OSError) as e:
+                report(False, "host: received %s from the guest: %s" % (current[0], e))
+                current = None
+                continue
+            if path.endswith(".svg"):
+                x = subprocess.run(["xmllint", "--noout", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                report(x.returncode == 0, "host: xmllint --noout %s: the soak report's SVG is well-formed%s"
+                       % (os.path.basename(path), "" if x.returncode == 0 else ": " + x.stdout.decode(errors="replace")))
+            current = None
 
     marks = [(t, text.split(" ", 1)[1]) for t, text in lines if text.startswith("@mark ")]
     suspends = [t for t, e in events if e == "SUSPEND"]

@@ -14,6 +14,9 @@ export CYCLES=$(sed -n 's/.*autosleep\.cycles=\([^ ]*\).*/\1/p' /proc/cmdline)
 # pm-test-race's acquires (run-vm-suite.sh --long asks for 1000).
 export RACE_ITERATIONS=$(sed -n 's/.*autosleep\.race_iterations=\([^ ]*\).*/\1/p' /proc/cmdline)
 : "${RACE_ITERATIONS:=100}"
+# soak's cycles on the autosleep kernel (run-vm-suite.sh --soak-cycles N).
+export SOAK_CYCLES=$(sed -n 's/.*autosleep\.soak_cycles=\([^ ]*\).*/\1/p' /proc/cmdline)
+: "${SOAK_CYCLES:=50}"
 
 echo "@boot $(cut -d' ' -f1 /proc/uptime)"
 for s in ${scenarios//,/ }; do

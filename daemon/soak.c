@@ -191,6 +191,8 @@ void soak_cycle_run(const struct soak_request *req, const struct soak_env *env, 
 		break;
 	case SUSPEND_EARLY_CANCEL:
 	case SUSPEND_FAILURE:
+	/* Never from suspend_classify(): logind's suspends are seen on the bus, not here. */
+	case SUSPEND_EXTERNAL:
 	case _SUSPEND_RESULT_MAX:
 	case _SUSPEND_RESULT_INVALID:
 		rec->result = SOAK_FAILURE;

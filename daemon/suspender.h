@@ -129,6 +129,8 @@ void suspender_set_enabled(struct suspender *s, bool enabled);
  * state, until the main loop clears it; it then reads wakeup_count afresh.
  */
 void suspender_set_prepare(struct suspender *s, bool prepare);
+
+/*
  * Soak: while paused, the loop makes no attempt of its own; soak cycles run
  * one at a time on the thread. Pausing is a barrier like disabling. A soak
  * cycle runs whether or not the loop is enabled: it is asked for by name.

@@ -14,6 +14,7 @@
 
 #include "fixture.h"
 #include "macro.h"
+#include "soak.h"
 #include "suspender.h"
 #include "sysfs.h"
 #include "sysfs-inject.h"
@@ -925,6 +926,38 @@ static void test_disabled(void **state)
 	assert_int_equal(rep.result, SUSPEND_SUCCESS);
 }
 
+/*
+ * A soak cycle asked for while the thread waits for the main loop's step
+ * before a suspend (locking the sessions) is taken at once. The main loop
+ * itself waits in suspender_soak() until the thread took the cycle, so a
+ * thread that kept waiting for the step would never take it: a deadlock,
+ * which SIGALRM turns into a failure here.
+ */
+static void test_soak_while_waiting_for_prepare(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct soak_request req = { .state = "mem", .read_timeout = SOAK_READ_TIMEOUT_DEFAULT_USEC };
+	struct suspender_event ev;
+
+	assert_int_equal(suspender_new(&p, &x->s), 0);
+	fk.s = x->s;
+	suspender_set_prepare(x->s, true);
+	assert_int_equal(suspender_start(x->s), 0);
+	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
+	alarm(10);
+	suspender_set_paused(x->s, true);
+	assert_int_equal(suspender_soak(x->s, &req), 0);
+	alarm(0);
+	wait_event(x, SUSPENDER_EVENT_SOAK, &ev, 5000);
+	/* The step is still owed: after the soak, the next attempt asks for it again. */
+	suspender_set_paused(x->s, false);
+	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
+	suspender_set_prepare(x->s, false);
+	wait_event(x, SUSPENDER_EVENT_RESULT, &ev, 2000);
+	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
+}
+
 static void test_unreadable_wakeup_count(void **state)
 {
 	struct ctx *x = *state;
@@ -996,6 +1029,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backoff_beyond_int64, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_infinite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_soak_while_waiting_for_prepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_wakeup_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
 	};

@@ -41,6 +41,9 @@ struct suspender {
 	bool enabled;
 	bool stopping;
 	bool prepare;
+	/* What kept reads of attempts that have not reported yet waiting; see set_blockers(). */
+	struct wakeup_blocker carry[SUSPEND_BLOCKERS_MAX];
+	unsigned n_carry;
 	/* Soak: the loop paused, and a cycle queued (pending) until the thread takes it. */
 	bool paused;
 	bool soak_pending;
@@ -389,17 +392,36 @@ static usec_t finish_attempt(struct suspender *s, struct suspend_report *rep, en
 	}
 	rep->bad_streak = s->backoff.bad;
 	rep->next_delay = v == VERDICT_NEUTRAL ? 0 : backoff_delay(&s->backoff);
+	memcpy(rep->blockers, s->carry, s->n_carry * sizeof(s->carry[0]));
+	rep->n_blockers = s->n_carry;
+	s->n_carry = 0;
 	ev.report = *rep;
 	emit(s, &ev);
 	return rep->next_delay;
 }
 
-static void set_blockers(struct suspender *s, const struct wakeup_sources *before, const struct wakeup_sources *after,
-			 struct suspend_report *rep)
+/*
+ * Who kept us awake, added to what the attempt carries. An attempt often
+ * starts over before it reports (a lease came, the lock step ran, a signal):
+ * what blocked its read then goes with the next report instead of nowhere.
+ */
+static void set_blockers(struct suspender *s, const struct wakeup_sources *before, const struct wakeup_sources *after)
 {
-	size_t n = wakeup_sources_blockers(before, after, s->own_sources, rep->blockers, SUSPEND_BLOCKERS_MAX);
+	struct wakeup_blocker found[SUSPEND_BLOCKERS_MAX];
+	size_t n = MIN(wakeup_sources_blockers(before, after, s->own_sources, found, SUSPEND_BLOCKERS_MAX),
+		       (size_t)SUSPEND_BLOCKERS_MAX);
 
-	rep->n_blockers = MIN(n, (size_t)SUSPEND_BLOCKERS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		unsigned j;
+
+		for (j = 0; j < s->n_carry; j++)
+			if (strcmp(s->carry[j].name, found[i].name) == 0)
+				break;
+		if (j < s->n_carry)
+			s->carry[j].ms += found[i].ms;
+		else if (s->n_carry < SUSPEND_BLOCKERS_MAX)
+			s->carry[s->n_carry++] = found[i];
+	}
 }
 
 /*
@@ -442,8 +464,13 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	if (is_stopping(s))
 		return -ESHUTDOWN;
 	if (r >= 0 && !s->dry_run && now(CLOCK_MONOTONIC) - r0 >= SUSPEND_BLOCKED_READ_USEC &&
-	    wakeup_sources_read(&post) >= 0)
-		set_blockers(s, &pre, &post, &rep);
+	    wakeup_sources_read(&post) >= 0) {
+		set_blockers(s, &pre, &post);
+		/* Counted: an early cancel below measures from here on. */
+		wakeup_sources_clear(&pre);
+		pre = post;
+		post = (struct wakeup_sources){};
+	}
 	if (r == -EINTR) {
 		*ret_delay = 0;
 		return 0;
@@ -499,7 +526,7 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		log_full(step, "wakeup_count write rejected: wakeup event after our read, retrying at once");
 		wakeup_sources_clear(&post);
 		if (pre.n > 0 && wakeup_sources_read(&post) >= 0)
-			set_blockers(s, &pre, &post, &rep);
+			set_blockers(s, &pre, &post);
 		rep.result = SUSPEND_EARLY_CANCEL;
 		rep.error = r;
 		*ret_delay = finish_attempt(s, &rep, VERDICT_NEUTRAL);
@@ -569,7 +596,7 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		return 0;
 	}
 	if (rep.result == SUSPEND_LATE_CANCEL && before.have_sources && after.have_sources)
-		set_blockers(s, &before.sources, &after.sources, &rep);
+		set_blockers(s, &before.sources, &after.sources);
 	if (rep.result == SUSPEND_LATE_CANCEL)
 		log_full(step, "State write failed (%s): late cancel by %s", strerror(-r), rep.cancel_source);
 	*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);

@@ -53,6 +53,7 @@ struct fake_kernel {
 	bool block_read;          /* wakeup_count read waits, interruptibly, until cleared */
 	unsigned state_writes;
 	unsigned reads;
+	unsigned reads_entered;   /* wakeup_count reads begun, blocked or not */
 	usec_t last_cancel_at;
 	usec_t read_after_cancel_at;
 	struct suspender *s;
@@ -104,6 +105,9 @@ static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
 		return -ENOENT;
 	if (strcmp(rel, SYSFS_POWER_WAKEUP_COUNT) != 0)
 		return SYSFS_INJECT_PASS;
+	pthread_mutex_lock(&fk.lock);
+	fk.reads_entered++;
+	pthread_mutex_unlock(&fk.lock);
 	for (;;) {
 		bool block;
 
@@ -958,6 +962,46 @@ static void test_soak_while_waiting_for_prepare(void **state)
 	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
 }
 
+/*
+ * Who kept us awake is reported even when the attempt whose read it held up
+ * started over: here a lease comes while the read is blocked by a kernel
+ * wakeup source (a shell's wake_lock, say), so that attempt never reports;
+ * the next one must name the source with the time it was active.
+ */
+static void test_blockers_survive_a_restart(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	unsigned reads;
+
+	fixture_write(x->dir, "sys/class/wakeup/wakeup1/total_time_ms", "100\n");
+	pthread_mutex_lock(&fk.lock);
+	fk.block_read = true;
+	pthread_mutex_unlock(&fk.lock);
+	start(x, &p);
+	/* The thread took its "before" look at the sources just before the read. */
+	do {
+		usleep(10 * 1000);
+		pthread_mutex_lock(&fk.lock);
+		reads = fk.reads_entered;
+		pthread_mutex_unlock(&fk.lock);
+	} while (reads == 0);
+	usleep(2 * SUSPEND_BLOCKED_READ_USEC);
+	suspender_set_blocked(x->s, true);
+	fixture_write(x->dir, "sys/class/wakeup/wakeup1/total_time_ms", "5100\n");
+	pthread_mutex_lock(&fk.lock);
+	fk.block_read = false;
+	pthread_mutex_unlock(&fk.lock);
+	usleep(100 * 1000);
+	suspender_set_blocked(x->s, false);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_int_equal(rep.n_blockers, 1);
+	assert_string_equal(rep.blockers[0].name, "rtc0");
+	assert_int_equal(rep.blockers[0].ms, 5000);
+}
+
 static void test_unreadable_wakeup_count(void **state)
 {
 	struct ctx *x = *state;
@@ -1030,6 +1074,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backoff_infinite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soak_while_waiting_for_prepare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blockers_survive_a_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_wakeup_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
 	};

@@ -34,7 +34,7 @@ static void help(void)
 	       "Commands:\n"
 	       "  status                 Show state, wake locks, recent cycles, the kernel's mode for\n"
 	       "                         frequent suspend (compile-time, runtime-knob or none), logind's\n"
-	       "                         sessions, the lid and the lock step\n"
+	       "                         sessions, the lid, the lock step and the battery's drain\n"
 	       "  list                   List wake locks\n"
 	       "  hold [OPTIONS] -- CMD  Hold a wake lock while CMD runs; exit with its status\n"
 	       "  stats                  Show per-lock and suspend statistics\n"

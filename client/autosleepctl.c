@@ -13,6 +13,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "bus-dict.h"
 #include "json.h"
 #include "soak.h"
 #include "macro.h"
@@ -150,7 +151,7 @@ static int verb_list(sd_bus *bus, int argc, char **argv)
 struct stats_cb {
 	void (*lock)(void *u, const char *name, uint64_t count, uint64_t total, uint64_t max, uint64_t last,
 		     uint32_t active);
-	int (*suspend)(void *u, const char *key, sd_bus_message *m, const char *type);
+	bus_dict_entry_t suspend;
 	void *userdata;
 };
 
@@ -158,7 +159,7 @@ static int walk_statistics(sd_bus *bus, const struct stats_cb *cb)
 {
 	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	const char *name, *key, *type;
+	const char *name;
 	uint64_t count, total, max, last;
 	uint32_t active;
 	int r;
@@ -177,31 +178,7 @@ static int walk_statistics(sd_bus *bus, const struct stats_cb *cb)
 	r = sd_bus_message_exit_container(reply);
 	if (r < 0)
 		return r;
-	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-	if (r < 0)
-		return r;
-	while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-		r = sd_bus_message_read(reply, "s", &key);
-		if (r < 0)
-			return r;
-		r = sd_bus_message_peek_type(reply, NULL, &type);
-		if (r < 0)
-			return r;
-		r = sd_bus_message_enter_container(reply, 'v', type);
-		if (r < 0)
-			return r;
-		r = cb->suspend ? cb->suspend(cb->userdata, key, reply, type) : 0;
-		if (r == 0)
-			r = sd_bus_message_skip(reply, type);
-		if (r < 0)
-			return r;
-		r = sd_bus_message_exit_container(reply);
-		if (r >= 0)
-			r = sd_bus_message_exit_container(reply);
-		if (r < 0)
-			return r;
-	}
-	return r;
+	return bus_dict_walk(reply, cb->suspend, cb->userdata);
 }
 
 struct stats_out {

@@ -15,6 +15,7 @@
 #include <systemd/sd-bus.h>
 #include <zlib.h>
 
+#include "bus-dict.h"
 #include "macro.h"
 #include "soak-report.h"
 #include "soak.h"
@@ -405,136 +406,121 @@ static void kmsg_drain(struct kmsg *k)
 	}
 }
 
-static int get_record(sd_bus_message *reply, struct soak_cycle *c)
+/* One entry of a SoakCycle record: 1 when read (known type), 0 to have it skipped. */
+static int record_entry(void *userdata, const char *key, sd_bus_message *m, const char *type)
 {
-	const char *key, *type;
+	struct soak_cycle *c = userdata;
 	int r;
 
-	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	if (strcmp(type, "s") == 0) {
+		const char *s;
+
+		r = sd_bus_message_read(m, "s", &s);
+		if (r < 0)
+			return r;
+		if (strcmp(key, "Result") == 0)
+			c->result = soak_class_from_string(s);
+		else if (strcmp(key, "WakeReason") == 0)
+			snprintf(c->wake_reason, sizeof(c->wake_reason), "%s", s);
+		else if (strcmp(key, "Detail") == 0)
+			snprintf(c->detail, sizeof(c->detail), "%s", s);
+		else if (strcmp(key, "FailedDevice") == 0)
+			snprintf(c->failed_dev, sizeof(c->failed_dev), "%s", s);
+		else if (strcmp(key, "FailedStep") == 0)
+			snprintf(c->failed_step, sizeof(c->failed_step), "%s", s);
+		else if (strcmp(key, "BatteryUnit") == 0)
+			snprintf(c->battery_unit, sizeof(c->battery_unit), "%s", s);
+	} else if (strcmp(type, "t") == 0) {
+		uint64_t t;
+
+		r = sd_bus_message_read(m, "t", &t);
+		if (r < 0)
+			return r;
+		if (strcmp(key, "StartUSec") == 0)
+			c->start_usec = t;
+		else if (strcmp(key, "AsleepUSec") == 0)
+			c->asleep_usec = t;
+		else if (strcmp(key, "WriteUSec") == 0)
+			c->write_usec = t;
+		else if (strcmp(key, "AwakeInWriteUSec") == 0)
+			c->awake_in_write_usec = t;
+		else if (strcmp(key, "SuccessDelta") == 0)
+			c->stats_success = t;
+		else if (strcmp(key, "FailDelta") == 0)
+			c->stats_fail = t;
+		else if (strncmp(key, "Battery", 7) == 0) {
+			int64_t v = (int64_t)MIN(t, (uint64_t)INT64_MAX);
+
+			if (strcmp(key, "BatteryEntry") == 0)
+				c->battery_entry = v;
+			else if (strcmp(key, "BatteryExit") == 0)
+				c->battery_exit = v;
+			else if (strcmp(key, "BatteryFull") == 0)
+				c->battery_full = v;
+			/* 0: no battery gave energy, nor charge with a voltage. */
+			else if (strcmp(key, "BatteryEnergyEntryUWh") == 0 && t > 0)
+				c->battery_energy_entry_uwh = v;
+			else if (strcmp(key, "BatteryEnergyExitUWh") == 0 && t > 0)
+				c->battery_energy_exit_uwh = v;
+		}
+	} else if (strcmp(type, "i") == 0) {
+		int32_t i;
+
+		r = sd_bus_message_read(m, "i", &i);
+		if (r < 0)
+			return r;
+		if (strcmp(key, "Errno") == 0)
+			c->error = i;
+		else if (strcmp(key, "FailedErrno") == 0)
+			c->failed_errno = i < 0 ? -i : i;
+	} else if (strcmp(type, "x") == 0) {
+		int64_t x;
+
+		r = sd_bus_message_read(m, "x", &x);
+		if (r < 0)
+			return r;
+		if (strcmp(key, "LastHwSleepUSec") == 0)
+			c->last_hw_sleep_usec = x;
+	} else if (strcmp(type, "b") == 0) {
+		int b;
+
+		r = sd_bus_message_read(m, "b", &b);
+		if (r < 0)
+			return r;
+		if (strcmp(key, "AlarmArmed") == 0)
+			c->alarm_armed = b;
+		else if (strcmp(key, "BatteryOnAC") == 0)
+			c->battery_on_ac = b;
+		else if (strcmp(key, "AlarmCleared") == 0)
+			c->alarm_cleared = b;
+	} else if (strcmp(type, "a(st)") == 0) {
+		const char *name;
+		uint64_t usec;
+		size_t len = 0;
+
+		r = sd_bus_message_enter_container(m, 'a', "(st)");
+		if (r < 0)
+			return r;
+		while ((r = sd_bus_message_read(m, "(st)", &name, &usec)) > 0)
+			if (len < sizeof(c->blockers))
+				len += (size_t)snprintf(c->blockers + len, sizeof(c->blockers) - len,
+							"%s%s %" PRIu64 ".%03" PRIu64 "s", len ? ", " : "", name,
+							usec / USEC_PER_SEC, usec % USEC_PER_SEC / 1000);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_exit_container(m);
+	} else
+		return 0;
+	return r < 0 ? r : 1;
+}
+
+static int get_record(sd_bus_message *reply, struct soak_cycle *c)
+{
+	int r = bus_dict_walk(reply, record_entry, c);
+
 	if (r < 0)
 		return r;
-	while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-		r = sd_bus_message_read(reply, "s", &key);
-		if (r < 0)
-			return r;
-		r = sd_bus_message_peek_type(reply, NULL, &type);
-		if (r < 0)
-			return r;
-		r = sd_bus_message_enter_container(reply, 'v', type);
-		if (r < 0)
-			return r;
-		if (strcmp(type, "s") == 0) {
-			const char *s;
-
-			r = sd_bus_message_read(reply, "s", &s);
-			if (r < 0)
-				return r;
-			if (strcmp(key, "Result") == 0)
-				c->result = soak_class_from_string(s);
-			else if (strcmp(key, "WakeReason") == 0)
-				snprintf(c->wake_reason, sizeof(c->wake_reason), "%s", s);
-			else if (strcmp(key, "Detail") == 0)
-				snprintf(c->detail, sizeof(c->detail), "%s", s);
-			else if (strcmp(key, "FailedDevice") == 0)
-				snprintf(c->failed_dev, sizeof(c->failed_dev), "%s", s);
-			else if (strcmp(key, "FailedStep") == 0)
-				snprintf(c->failed_step, sizeof(c->failed_step), "%s", s);
-			else if (strcmp(key, "BatteryUnit") == 0)
-				snprintf(c->battery_unit, sizeof(c->battery_unit), "%s", s);
-		} else if (strcmp(type, "t") == 0) {
-			uint64_t t;
-
-			r = sd_bus_message_read(reply, "t", &t);
-			if (r < 0)
-				return r;
-			if (strcmp(key, "StartUSec") == 0)
-				c->start_usec = t;
-			else if (strcmp(key, "AsleepUSec") == 0)
-				c->asleep_usec = t;
-			else if (strcmp(key, "WriteUSec") == 0)
-				c->write_usec = t;
-			else if (strcmp(key, "AwakeInWriteUSec") == 0)
-				c->awake_in_write_usec = t;
-			else if (strcmp(key, "SuccessDelta") == 0)
-				c->stats_success = t;
-			else if (strcmp(key, "FailDelta") == 0)
-				c->stats_fail = t;
-			else if (strncmp(key, "Battery", 7) == 0) {
-				int64_t v = (int64_t)MIN(t, (uint64_t)INT64_MAX);
-
-				if (strcmp(key, "BatteryEntry") == 0)
-					c->battery_entry = v;
-				else if (strcmp(key, "BatteryExit") == 0)
-					c->battery_exit = v;
-				else if (strcmp(key, "BatteryFull") == 0)
-					c->battery_full = v;
-				/* 0: no battery gave energy, nor charge with a voltage. */
-				else if (strcmp(key, "BatteryEnergyEntryUWh") == 0 && t > 0)
-					c->battery_energy_entry_uwh = v;
-				else if (strcmp(key, "BatteryEnergyExitUWh") == 0 && t > 0)
-					c->battery_energy_exit_uwh = v;
-			}
-		} else if (strcmp(type, "i") == 0) {
-			int32_t i;
-
-			r = sd_bus_message_read(reply, "i", &i);
-			if (r < 0)
-				return r;
-			if (strcmp(key, "Errno") == 0)
-				c->error = i;
-			else if (strcmp(key, "FailedErrno") == 0)
-				c->failed_errno = i < 0 ? -i : i;
-		} else if (strcmp(type, "x") == 0) {
-			int64_t x;
-
-			r = sd_bus_message_read(reply, "x", &x);
-			if (r < 0)
-				return r;
-			if (strcmp(key, "LastHwSleepUSec") == 0)
-				c->last_hw_sleep_usec = x;
-		} else if (strcmp(type, "b") == 0) {
-			int b;
-
-			r = sd_bus_message_read(reply, "b", &b);
-			if (r < 0)
-				return r;
-			if (strcmp(key, "AlarmArmed") == 0)
-				c->alarm_armed = b;
-			else if (strcmp(key, "BatteryOnAC") == 0)
-				c->battery_on_ac = b;
-			else if (strcmp(key, "AlarmCleared") == 0)
-				c->alarm_cleared = b;
-		} else if (strcmp(type, "a(st)") == 0) {
-			const char *name;
-			uint64_t usec;
-			size_t len = 0;
-
-			r = sd_bus_message_enter_container(reply, 'a', "(st)");
-			if (r < 0)
-				return r;
-			while ((r = sd_bus_message_read(reply, "(st)", &name, &usec)) > 0)
-				if (len < sizeof(c->blockers))
-					len += (size_t)snprintf(c->blockers + len, sizeof(c->blockers) - len,
-								"%s%s %" PRIu64 ".%03" PRIu64 "s", len ? ", " : "", name,
-								usec / USEC_PER_SEC, usec % USEC_PER_SEC / 1000);
-			if (r < 0)
-				return r;
-			r = sd_bus_message_exit_container(reply);
-		} else
-			r = sd_bus_message_skip(reply, type);
-		if (r < 0)
-			return r;
-		r = sd_bus_message_exit_container(reply);
-		if (r >= 0)
-			r = sd_bus_message_exit_container(reply);
-		if (r < 0)
-			return r;
-	}
-	if (r < 0)
-		return r;
-	if (c->result < 0)
-		return -EBADMSG;
-	return sd_bus_message_exit_container(reply);
+	return c->result < 0 ? -EBADMSG : 0;
 }
 
 static int arm_rtc(usec_t sleep)

@@ -350,10 +350,10 @@ static const char *const battery_properties[] = {
 };
 
 /*
- * The stretch since the last sample was awake up to the sample before the
- * wakeup_count write; from there to the one after the state write it was
- * asleep if the suspend succeeded. Early cancels never get here: their
- * windows would only be a few microseconds.
+ * The stretch since the last sample was awake up to the sample taken before
+ * the state write; from there to the one after it, asleep if the suspend
+ * succeeded. Attempts that ended before a state write carry no sample (its
+ * time stays 0) and merge into the next window; early cancels never get here.
  */
 static void manager_battery_sample(struct manager *m, const struct suspend_report *rep)
 {

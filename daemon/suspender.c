@@ -41,6 +41,9 @@ struct suspender {
 	bool enabled;
 	bool stopping;
 	bool prepare;
+	/* Only this thread: whether the last look found a battery, and when to look again if not. */
+	bool battery_seen;
+	usec_t battery_next_scan;
 	/* What kept reads of attempts that have not reported yet waiting; see set_blockers(). */
 	struct wakeup_blocker carry[SUSPEND_BLOCKERS_MAX];
 	unsigned n_carry;
@@ -431,10 +434,21 @@ static void set_blockers(struct suspender *s, const struct wakeup_sources *befor
  */
 static void read_battery(struct suspender *s, struct battery_sample *ret)
 {
-	if (battery_read(ret) < 0)
+	usec_t t = now(CLOCK_MONOTONIC);
+
+	*ret = (struct battery_sample){};
+	/*
+	 * Without a battery, look again at most once a minute: a desktop's
+	 * attempts (and a soak's thousands) then pay for no power_supply scan,
+	 * and a pack plugged in later is still found.
+	 */
+	if (!s->battery_seen && t < s->battery_next_scan)
+		return;
+	s->battery_seen = battery_read(ret) >= 0;
+	if (!s->battery_seen) {
 		*ret = (struct battery_sample){};
-	ret->boottime = s->now(CLOCK_BOOTTIME);
-	ret->monotonic = s->now(CLOCK_MONOTONIC);
+		s->battery_next_scan = usec_add(t, USEC_PER_MINUTE);
+	}
 }
 
 /*
@@ -551,6 +565,9 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	}
 	b0 = s->now(CLOCK_BOOTTIME);
 	m0 = s->now(CLOCK_MONOTONIC);
+	/* The battery samples take the clocks read around the state write: no reads of their own. */
+	rep.battery_before.boottime = b0;
+	rep.battery_before.monotonic = m0;
 	if (s->dry_run) {
 		log_info("Dry run: would write %s to state", s->state);
 		r = 0;
@@ -571,6 +588,8 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;
 
 	read_battery(s, &rep.battery_after);
+	rep.battery_after.boottime = b1;
+	rep.battery_after.monotonic = m1;
 	if (s->dry_run) {
 		rep.result = SUSPEND_SUCCESS;
 		snprintf(rep.wake_reason, sizeof(rep.wake_reason), "dry-run");

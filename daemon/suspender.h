@@ -63,7 +63,11 @@ struct suspend_report {
 	 */
 	struct wakeup_blocker blockers[SUSPEND_BLOCKERS_MAX];
 	unsigned n_blockers;
-	/* Read before the wakeup_count write and after the state write; !valid without a battery. */
+	/*
+	 * Read before the wakeup_count write and after the state write, stamped
+	 * with the clocks around the state write (0: none was made); !valid
+	 * without a battery.
+	 */
 	struct battery_sample battery_before;
 	struct battery_sample battery_after;
 };

@@ -4,8 +4,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fdstore.h"
@@ -21,6 +23,7 @@ struct kernel_lock {
 	char *name;
 	bool sysfs;
 	bool held;
+	bool enforced;
 	int epoll_fd;
 	int event_fd;
 };
@@ -60,6 +63,17 @@ static int wakesource_setup(struct kernel_lock *k, struct fdstore *store)
 	return 0;
 }
 
+/* Whether our effective set has CAP_BLOCK_SUSPEND; libc has no wrapper and libcap is not worth a dependency. */
+static bool can_block_suspend(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_TO_INDEX(CAP_BLOCK_SUSPEND)].effective & CAP_TO_MASK(CAP_BLOCK_SUSPEND);
+}
+
 int kernel_lock_new(const char *name, bool sysfs, struct fdstore *store, struct kernel_lock **ret)
 {
 	struct kernel_lock *k;
@@ -75,6 +89,8 @@ int kernel_lock_new(const char *name, bool sysfs, struct fdstore *store, struct 
 		kernel_lock_free(k);
 		return -ENOMEM;
 	}
+	/* wake_lock needs CAP_BLOCK_SUSPEND too, but says so with EPERM instead of ignoring us. */
+	k->enforced = sysfs || can_block_suspend();
 	if (!sysfs) {
 		r = wakesource_setup(k, store);
 		if (r < 0) {
@@ -136,6 +152,11 @@ int kernel_lock_release(struct kernel_lock *k)
 		return negative_errno();
 	k->held = false;
 	return 0;
+}
+
+bool kernel_lock_enforced(const struct kernel_lock *k)
+{
+	return k->enforced;
 }
 
 const char *kernel_lock_kind(const struct kernel_lock *k)

@@ -26,5 +26,11 @@ struct kernel_lock *kernel_lock_free(struct kernel_lock *k);
 
 int kernel_lock_hold(struct kernel_lock *k);
 int kernel_lock_release(struct kernel_lock *k);
+/*
+ * Whether the kernel honours the lock once held, so that it aborts a suspend
+ * under way. False without CAP_BLOCK_SUSPEND, which makes the kernel ignore
+ * EPOLLWAKEUP silently.
+ */
+bool kernel_lock_enforced(const struct kernel_lock *k);
 /* "wake_lock" or "epoll wakeup source", for the log and status. */
 const char *kernel_lock_kind(const struct kernel_lock *k);

@@ -726,6 +726,13 @@ void suspender_set_blocked(struct suspender *s, bool blocked)
 		gate_pass(s);
 }
 
+void suspender_set_blocked_by_kernel(struct suspender *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->blocked = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void suspender_set_enabled(struct suspender *s, bool enabled)
 {
 	pthread_mutex_lock(&s->lock);

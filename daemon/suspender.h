@@ -124,6 +124,12 @@ struct suspender *suspender_free(struct suspender *s);
  * Unblocking and enabling return at once.
  */
 void suspender_set_blocked(struct suspender *s, bool blocked);
+/*
+ * Blocked, without the barrier: no state write starts after the call, but
+ * one under way is left to the kernel, which aborts it because the caller
+ * holds an enforced kernel lock taken after our wakeup_count write.
+ */
+void suspender_set_blocked_by_kernel(struct suspender *s);
 void suspender_set_enabled(struct suspender *s, bool enabled);
 
 /*

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +52,9 @@ static pid_t spawn(const struct harness *h, const char *const argv[], const char
 		if (o->fd_names)
 			setenv("LISTEN_FDNAMES", o->fd_names, 1);
 	}
+	/* Out of the bounding set, root's exec cannot get it back. */
+	if (o && o->no_block_suspend && prctl(PR_CAPBSET_DROP, CAP_BLOCK_SUSPEND, 0, 0, 0) < 0)
+		_exit(126);
 	if (o && o->nofile > 0) {
 		/*
 		 * Through a shell: valgrind, which follows the fork until the exec,

@@ -36,6 +36,7 @@ struct harness_daemon_opts {
 	bool real;              /* without --dry-run: it writes wakeup_count and state below dir */
 	bool no_wait;           /* return once spawned, without waiting for the bus name */
 	const char *log_level;  /* --log-level, NULL for debug */
+	bool no_block_suspend;  /* without CAP_BLOCK_SUSPEND, as a sandbox that forgot it would start it */
 };
 
 /* Spawn autosleepd and wait until it owns its name; returns its pid or -errno. */

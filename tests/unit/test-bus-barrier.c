@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The gate is a barrier, end to end: on a kernel without wake_lock (the
- * stock Debian fixture), an AcquireWakeLock that arrives while the daemon is
- * inside its state write must not be answered until that write returned,
- * and no state write may start after the answer. The fixture's
- * /sys/power/state is a FIFO, so the test decides when the "suspend" ends.
+ * An AcquireWakeLock that arrives while the daemon is inside its state
+ * write, end to end. The fixture's /sys/power/state is a FIFO, so the test
+ * decides when the "suspend" ends.
+ *
+ * With a kernel lock the kernel honours (wake_lock, or the epoll wakeup
+ * source with CAP_BLOCK_SUSPEND), the kernel aborts that suspend, so the
+ * daemon answers at once, with the kernel lock already taken: the loop is
+ * not stalled for as long as the kernel takes to back out. Without
+ * CAP_BLOCK_SUSPEND the kernel ignores EPOLLWAKEUP, and the gate is the only
+ * guarantee: no answer until the write returned. Either way no state write
+ * may start after the answer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,64 +30,97 @@
 
 #include "bus-harness.h"
 #include "fixture.h"
+#include "macro.h"
 #include "time-util.h"
+
+#define CAP_BLOCK_SUSPEND_BIT 36
 
 static struct harness h;
 /* Killed in teardown too: a failed assertion must not leave it holding a lock (and our stdout). */
 static pid_t acquirer;
+static char state_path[512];
 
 static int count_in_log(const char *needle)
 {
 	return harness_count_in_log(&h, "barrier.log", needle);
 }
 
-static int setup(void **state)
+static void need_root(void)
 {
 	if (geteuid() != 0 || access("/usr/bin/dbus-daemon", X_OK) < 0 || !getenv("AUTOSLEEPD")) {
 		fprintf(stderr, "test-bus-barrier needs root and /usr/bin/dbus-daemon, skipping\n");
 		exit(77);
 	}
+}
+
+static int setup_nowakelock(void **state)
+{
+	need_root();
 	assert_int_equal(harness_bus_start(&h, "sysfs-nowakelock", NULL), 0);
+	*state = NULL;
+	return 0;
+}
+
+static int setup_wakelock(void **state)
+{
+	need_root();
+	assert_int_equal(harness_bus_start(&h, "sysfs-basic", NULL), 0);
 	*state = NULL;
 	return 0;
 }
 
 static int teardown(void **state)
 {
+	(void)state;
 	if (acquirer > 0) {
 		kill(acquirer, SIGKILL);
 		waitpid(acquirer, NULL, 0);
+		acquirer = 0;
 	}
-	harness_stop(&h);
+	/* A test that failed may leave the daemon inside the write, its loop waiting there: let it out. */
+	if (state_path[0]) {
+		int fifo = open(state_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+		harness_stop(&h);
+		if (fifo >= 0)
+			close(fifo);
+		state_path[0] = 0;
+	} else {
+		harness_stop(&h);
+	}
 	return 0;
 }
 
-static void test_acquire_waits_for_state_write(void **state)
+/* Start the daemon with state a FIFO, answer its start-up read, and wait until it is inside the state write. */
+static void start_inside_state_write(bool no_block_suspend)
 {
-	char path[512], buf[64];
-	int replies[2], fifo, n;
-	usec_t t_release, t_reply = 0;
 	pid_t writer;
 
-	snprintf(path, sizeof(path), "%s/sys/power/state", h.dir);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(state_path, sizeof(state_path), "%s/sys/power/state", h.dir);
+	assert_int_equal(unlink(state_path), 0);
+	assert_int_equal(mkfifo(state_path, 0600), 0);
 	/* The daemon reads the offered states once at start: answer that read. */
 	writer = fork();
 	assert_true(writer >= 0);
 	if (writer == 0) {
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		int fd = open(state_path, O_WRONLY | O_CLOEXEC);
 
 		_exit(fd >= 0 && write(fd, "freeze mem disk\n", 16) == 16 ? 0 : 1);
 	}
 	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
 		.config = "[WakeLocks]\nStartupHoldSec=0\n[Logind]\nHonorInhibitors=no\n",
-		.log = "barrier.log", .real = true }) > 0);
+		.log = "barrier.log", .real = true, .no_block_suspend = no_block_suspend }) > 0);
 	assert_int_equal(waitpid(writer, NULL, 0), writer);
 	/* Now it is inside the state write, blocked opening the FIFO: the kernel is "suspending". */
 	for (int i = 0; i < 500 && count_in_log("Writing mem to state") == 0; i++)
 		usleep(10000);
 	assert_int_equal(count_in_log("Writing mem to state"), 1);
+}
+
+/* A client that takes a lock, writes the CLOCK_MONOTONIC of the reply to the returned fd, and holds on. */
+static int spawn_acquirer(void)
+{
+	int replies[2];
 
 	assert_int_equal(pipe(replies), 0);
 	acquirer = fork();
@@ -97,41 +137,183 @@ static void test_acquire_waits_for_state_write(void **state)
 		_exit(0);
 	}
 	close(replies[1]);
-	/* Half a second with the write under way: no reply may come. */
-	assert_int_equal(poll(&(struct pollfd){ .fd = replies[0], .events = POLLIN }, 1, 500), 0);
+	return replies[0];
+}
 
-	/* The "resume": let the write through. */
-	t_release = now(CLOCK_MONOTONIC);
-	fifo = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	assert_true(fifo >= 0);
-	assert_int_equal(poll(&(struct pollfd){ .fd = replies[0], .events = POLLIN }, 1, 5000), 1);
-	n = (int)read(replies[0], buf, sizeof(buf) - 1);
+/* The reply's time, or 0 if none came within timeout_ms. */
+static usec_t wait_reply(int fd, int timeout_ms)
+{
+	char buf[64];
+	int n;
+
+	if (poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, timeout_ms) != 1)
+		return 0;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
 	assert_true(n > 0);
 	buf[n] = 0;
-	t_reply = strtoull(buf, NULL, 10);
-	fprintf(stderr, "# reply %.1f ms after the state write was let through\n",
-		(double)(t_reply - t_release) / USEC_PER_MSEC);
-	assert_true(t_reply >= t_release);
-	n = (int)read(fifo, buf, sizeof(buf));
+	return strtoull(buf, NULL, 10);
+}
+
+/* The "resume": open the FIFO's other end, so the write goes through, and check what was written. */
+static usec_t let_write_through(void)
+{
+	usec_t t = now(CLOCK_MONOTONIC);
+	int fifo = open(state_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	char buf[16];
+	int n = -1;
+
+	assert_true(fifo >= 0);
+	for (int i = 0; i < 500 && n <= 0; i++) {
+		n = (int)read(fifo, buf, sizeof(buf));
+		if (n <= 0)
+			usleep(10000);
+	}
 	assert_int_equal(n, 3);
 	assert_memory_equal(buf, "mem", 3);
+	close(fifo);
+	return t;
+}
 
-	/* Held: no state write starts after the reply. */
+static void assert_no_second_write(void)
+{
+	/* Absence can only be shown by waiting: give a broken gate time to write again. */
 	usleep(500 * 1000);
 	assert_int_equal(count_in_log("Writing mem to state"), 1);
-	close(fifo);
+}
+
+/* Whether CAP_BLOCK_SUSPEND is in the daemon's effective set. */
+static bool daemon_can_block_suspend(void)
+{
+	char path[64], line[256];
+	unsigned long long eff = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)h.daemon_pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ULL << CAP_BLOCK_SUSPEND_BIT);
+}
+
+/* The daemon's eventfds that hold a count: the epoll kernel lock, when held. */
+static int daemon_eventfds_set(void)
+{
+	char path[64], line[256];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)h.daemon_pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char p[600];
+		unsigned long long v;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		f = fopen(p, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "eventfd-count: %llx", &v) == 1 && v > 0)
+				n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void finish(int replies)
+{
 	kill(acquirer, SIGKILL);
 	waitpid(acquirer, NULL, 0);
 	acquirer = 0;
-	close(replies[0]);
+	close(replies);
 	harness_daemon_stop(&h, SIGTERM);
+}
+
+static void test_acquire_waits_without_block_suspend(void **state)
+{
+	usec_t t_release, t_reply;
+	int replies;
+
+	(void)state;
+	start_inside_state_write(true);
+	assert_false(daemon_can_block_suspend());
+	assert_int_equal(count_in_log("No CAP_BLOCK_SUSPEND"), 1);
+	replies = spawn_acquirer();
+	/* Half a second with the write under way: no reply may come. */
+	assert_int_equal(wait_reply(replies, 500), 0);
+	t_release = let_write_through();
+	t_reply = wait_reply(replies, 5000);
+	assert_true(t_reply > 0);
+	fprintf(stderr, "# reply %.1f ms after the state write was let through\n",
+		(double)(t_reply - t_release) / USEC_PER_MSEC);
+	assert_true(t_reply >= t_release);
+	assert_no_second_write();
+	finish(replies);
+}
+
+/* Answered during the write, with the kernel lock held first; check_lock says how it shows. */
+static void check_left_to_kernel(bool (*check_lock)(void))
+{
+	usec_t t_asked, t_reply;
+	int replies;
+
+	start_inside_state_write(false);
+	assert_true(daemon_can_block_suspend());
+	assert_int_equal(count_in_log("No CAP_BLOCK_SUSPEND"), 0);
+	assert_false(check_lock());
+	t_asked = now(CLOCK_MONOTONIC);
+	replies = spawn_acquirer();
+	t_reply = wait_reply(replies, 5000);
+	/* The write is still blocked: nobody opened the FIFO's other end. */
+	assert_true(t_reply > 0);
+	fprintf(stderr, "# reply %.1f ms after the acquirer started, the state write still under way\n",
+		(double)(t_reply - t_asked) / USEC_PER_MSEC);
+	assert_true(check_lock());
+	let_write_through();
+	assert_no_second_write();
+	finish(replies);
+}
+
+static bool epoll_lock_held(void)
+{
+	return daemon_eventfds_set() > 0;
+}
+
+static bool wake_lock_written(void)
+{
+	_cleanup_free_ char *s = fixture_read(h.dir, "sys/power/wake_lock");
+
+	return s && strncmp(s, "autosleepd", strlen("autosleepd")) == 0;
+}
+
+static void test_acquire_left_to_kernel_epoll(void **state)
+{
+	(void)state;
+	check_left_to_kernel(epoll_lock_held);
+}
+
+static void test_acquire_left_to_kernel_wake_lock(void **state)
+{
+	(void)state;
+	check_left_to_kernel(wake_lock_written);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_acquire_waits_for_state_write),
+		cmocka_unit_test_setup_teardown(test_acquire_waits_without_block_suspend, setup_nowakelock, teardown),
+		cmocka_unit_test_setup_teardown(test_acquire_left_to_kernel_epoll, setup_nowakelock, teardown),
+		cmocka_unit_test_setup_teardown(test_acquire_left_to_kernel_wake_lock, setup_wakelock, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -805,6 +805,57 @@ static void test_disable_waits_for_state_write(void **state)
 	check_barrier_during_state_write(*state, true);
 }
 
+/*
+ * Blocked by an enforced kernel lock: the call returns while the write is
+ * still under way (the kernel backs out of that suspend), and still no write
+ * starts after it.
+ */
+static void test_block_by_kernel_does_not_wait(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	usec_t begin, end;
+	unsigned reads;
+
+	fk.state_block = 400 * MS;
+	start(x, &p);
+	wait_state(x, SUSPENDER_SUSPENDING);
+	/* SUSPENDING comes just before the write: be sure it began, or this shows nothing. */
+	for (usec_t end_wait = now(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;;) {
+		pthread_mutex_lock(&fk.lock);
+		begin = fk.write_begin;
+		pthread_mutex_unlock(&fk.lock);
+		if (begin != 0)
+			break;
+		assert_true(now(CLOCK_MONOTONIC) < end_wait);
+		usleep(1000);
+	}
+	suspender_set_blocked_by_kernel(x->s);
+	pthread_mutex_lock(&fk.lock);
+	end = fk.write_end;
+	pthread_mutex_unlock(&fk.lock);
+	/* A 400 ms write: returning before its end is no accident of timing. */
+	if (end != 0)
+		fail_msg("returned %lld ms after the state write ended; trace %s",
+			 ((long long)now(CLOCK_MONOTONIC) - (long long)end) / 1000, fk.trace);
+	set_closed(true);
+	wait_result(x, &rep, 2000);
+	/* The thread goes round again and must stop short of the state write. */
+	reads = locked_reads();
+	for (usec_t end_wait = now(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC; locked_reads() == reads;) {
+		assert_true(now(CLOCK_MONOTONIC) < end_wait);
+		usleep(1000);
+	}
+	usleep(200 * 1000);
+	assert_int_equal(locked_state_writes(), 1);
+	set_closed(false);
+	suspender_set_blocked(x->s, false);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	assert_int_equal(fk.violations, 0);
+}
+
 static void spin(unsigned max_us, unsigned *seed)
 {
 	usec_t end = now(CLOCK_MONOTONIC) + (usec_t)(rand_r(seed) % (max_us + 1));
@@ -1068,6 +1119,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_during_blocking_state_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_waits_for_state_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disable_waits_for_state_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_block_by_kernel_does_not_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_barrier_stress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disable_barrier_stress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_beyond_int64, setup, teardown),

@@ -2,20 +2,23 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Wake lock acquires racing suspend attempts. /sys/power/pm_test=$level
-# makes every state write sync, freeze and thaw (and for "devices" suspend
-# and resume the devices) without entering S3, so autosleepd (restarted with
-# DelaySec=100ms, the shipped default, and input watching off) cycles about
-# 7 times a second, while race-client takes and drops a wake lock over D-Bus
-# at random intervals. From /dev/kmsg ("PM: suspend entry"/"exit") and
-# suspend_stats it counts suspend attempts that entered
-# after an acquire reply while the lock was held, and replies sent while an
-# attempt was under way; both must be 0. RACE_ITERATIONS (default 100, 1000
-# with run-vm-suite.sh --long) sets the number of acquires. The host checks
-# that the guest never really suspended during the race.
+# makes every state write sync, freeze, suspend and resume the devices, and
+# thaw without entering S3, so autosleepd (restarted with DelaySec=100ms, the
+# shipped default, and input watching off) cycles several times a second,
+# while race-client takes and drops a wake lock over D-Bus at random
+# intervals. From /dev/kmsg ("PM: suspend entry"/"exit", and with
+# pm_debug_messages the kernel's "Wakeup pending, aborting suspend") it
+# checks that every attempt that overlapped a granted lock (in flight at the
+# reply or entered while held) was backed out of by the kernel, and that
+# suspend_stats/success never moved while a lock was held. The default level
+# is "devices": at "freezer" pm_test returns before the kernel looks for
+# wakeup events once every task froze in one pass. RACE_ITERATIONS (default
+# 100, 1000 with run-vm-suite.sh --long) sets the number of acquires. The
+# host checks that the guest never really suspended during the race.
 set -u
 . /usr/lib/autosleep-vm/lib.sh
 iterations=${RACE_ITERATIONS:-100}
-level=${PM_TEST_LEVEL:-freezer}
+level=${PM_TEST_LEVEL:-devices}
 conf=/etc/autosleep/autosleep.conf.d/90-vmtest-pm-test.conf
 
 check "the kernel offers pm_test ($(cat /sys/power/pm_test 2> /dev/null))" grep -qw "$level" /sys/power/pm_test
@@ -24,6 +27,10 @@ echo "$level" > /sys/power/pm_test
 echo 0 > /sys/module/suspend/parameters/pm_test_delay 2> /dev/null
 check "pm_test is '$level' and pm_test_delay is 0 (was ${delay0:-absent})" \
 	eval 'grep -q "\[$level\]" /sys/power/pm_test && [ "$(cat /sys/module/suspend/parameters/pm_test_delay)" = 0 ]'
+debug0=$(cat /sys/power/pm_debug_messages 2> /dev/null)
+echo 1 > /sys/power/pm_debug_messages
+check "pm_debug_messages is on, so the kernel logs where it backs out (was ${debug0:-absent})" \
+	grep -qx 1 /sys/power/pm_debug_messages
 
 # The shipped DelaySec: with 10ms, acquires starved (no reply in 25 s) in 2
 # of 4 runs while the daemon kept cycling.
@@ -57,6 +64,7 @@ echo "# autosleepd's results:" $(journalctl -u autosleepd.service --after-cursor
 # Back to real suspends and the guest's configuration.
 echo none > /sys/power/pm_test
 [ -n "$delay0" ] && echo "$delay0" > /sys/module/suspend/parameters/pm_test_delay
+[ -n "$debug0" ] && echo "$debug0" > /sys/power/pm_debug_messages
 rm -f "$conf"
 pid=$(daemon_pid)
 systemctl restart autosleepd.service

@@ -154,6 +154,12 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 		logind_set_held(m->logind, true);
 		break;
 	case LEASE_UNHELD:
+		/*
+		 * Gate first: the thread sits in a wakeup_count read that the kernel
+		 * lock blocks, and the release below ends that read. Released the
+		 * other way round, the read would return while the gate is still
+		 * closed, and the attempt would start over with another read.
+		 */
 		suspender_set_blocked(m->suspender, false);
 		r = kernel_lock_release(m->kernel_lock);
 		if (r < 0)

@@ -27,7 +27,7 @@ const char *suspend_stat_to_string(enum suspend_stat s)
 	return stat_names[s];
 }
 
-void suspend_snapshot_read(struct suspend_snapshot *ret)
+void suspend_snapshot_read_counters(struct suspend_snapshot *ret)
 {
 	struct suspend_snapshot s = {};
 	char rel[128];
@@ -51,13 +51,18 @@ void suspend_snapshot_read(struct suspend_snapshot *ret)
 		if (sysfs_read(rel, s.wakeup_irq_actions, sizeof(s.wakeup_irq_actions)) < 0)
 			s.wakeup_irq_actions[0] = 0;
 	}
-	s.have_sources = wakeup_sources_read(&s.sources) >= 0;
 	/* Empty when not armed: sysfs_read_u64() fails and 0 stays. */
 	if (sysfs_read_u64(SYSFS_RTC_WAKEALARM, &s.wakealarm) < 0)
 		s.wakealarm = 0;
 	if (sysfs_read_u64(SYSFS_RTC_SINCE_EPOCH, &s.rtc_time) < 0)
 		s.rtc_time = 0;
 	*ret = s;
+}
+
+void suspend_snapshot_read(struct suspend_snapshot *ret)
+{
+	suspend_snapshot_read_counters(ret);
+	ret->have_sources = wakeup_sources_read(&ret->sources) >= 0;
 }
 
 void suspend_snapshot_clear(struct suspend_snapshot *s)

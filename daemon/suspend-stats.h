@@ -49,6 +49,8 @@ const char *suspend_stat_to_string(enum suspend_stat s);
 
 /* Best effort: whatever is missing is marked unknown. */
 void suspend_snapshot_read(struct suspend_snapshot *ret);
+/* All but the wakeup sources (have_sources false), for a caller that has them already. */
+void suspend_snapshot_read_counters(struct suspend_snapshot *ret);
 void suspend_snapshot_clear(struct suspend_snapshot *s);
 
 /*

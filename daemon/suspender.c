@@ -466,6 +466,7 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	usec_t b0, m0, b1, m1, r0;
 	char buf[32];
 	uint64_t count;
+	bool fresh = false; /* pre was read after this count's read: it can stand in for before's sources */
 	int r;
 
 	emit_state(s, SUSPENDER_AWAKE);
@@ -480,10 +481,10 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	if (r >= 0 && !s->dry_run && now(CLOCK_MONOTONIC) - r0 >= SUSPEND_BLOCKED_READ_USEC &&
 	    wakeup_sources_read(&post) >= 0) {
 		set_blockers(s, &pre, &post);
-		/* Counted: an early cancel below measures from here on. */
 		wakeup_sources_clear(&pre);
 		pre = post;
 		post = (struct wakeup_sources){};
+		fresh = true;
 	}
 	if (r == -EINTR) {
 		*ret_delay = 0;
@@ -524,8 +525,22 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	 * Before the count write: once it succeeded, no event can have moved a
 	 * source between this snapshot and the write (it would have failed).
 	 */
-	if (!s->dry_run)
-		suspend_snapshot_read(&before);
+	if (!s->dry_run) {
+		/*
+		 * With a lease held the kernel lock blocks the count read, so after
+		 * the last release the sources were read just now, for "who kept me
+		 * awake": take those rather than read every source again between
+		 * the release and the state write.
+		 */
+		suspend_snapshot_read_counters(&before);
+		if (fresh) {
+			before.sources = pre;
+			before.have_sources = true;
+			pre = (struct wakeup_sources){};
+		} else {
+			before.have_sources = wakeup_sources_read(&before.sources) >= 0;
+		}
+	}
 	/* Also in a dry run: reading the battery changes nothing, and shows the accounting works. */
 	read_battery(s, &rep.battery_before);
 	snprintf(buf, sizeof(buf), "%" PRIu64, count);
@@ -538,9 +553,10 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	rep.count = count;
 	if (r == -EINVAL) {
 		log_full(step, "wakeup_count write rejected: wakeup event after our read, retrying at once");
+		/* What moved between our read and write: measured from the sources read after the count. */
 		wakeup_sources_clear(&post);
-		if (pre.n > 0 && wakeup_sources_read(&post) >= 0)
-			set_blockers(s, &pre, &post);
+		if (before.have_sources && before.sources.n > 0 && wakeup_sources_read(&post) >= 0)
+			set_blockers(s, &before.sources, &post);
 		rep.result = SUSPEND_EARLY_CANCEL;
 		rep.error = r;
 		*ret_delay = finish_attempt(s, &rep, VERDICT_NEUTRAL);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -64,6 +65,8 @@ struct fake_kernel {
 	unsigned n_write_ends, n_read_starts;
 	bool closed;                   /* set by a test once a barrier call returned */
 	unsigned violations;           /* state writes begun while closed */
+	/* Wakeup source reads (their name files): in all, at the last count read's return, at the last state write. */
+	unsigned source_reads, source_reads_at_count, source_reads_at_write;
 };
 
 static struct fake_kernel fk;
@@ -103,6 +106,13 @@ static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
 	}
 	if (fk.no_stats && strncmp(rel, "sys/power/suspend_stats/", strlen("sys/power/suspend_stats/")) == 0)
 		return -ENOENT;
+	if (strncmp(rel, "sys/class/wakeup/", strlen("sys/class/wakeup/")) == 0 && strlen(rel) > 5 &&
+	    strcmp(rel + strlen(rel) - 5, "/name") == 0) {
+		pthread_mutex_lock(&fk.lock);
+		fk.source_reads++;
+		pthread_mutex_unlock(&fk.lock);
+		return SYSFS_INJECT_PASS;
+	}
 	if (strcmp(rel, SYSFS_POWER_WAKEUP_COUNT) != 0)
 		return SYSFS_INJECT_PASS;
 	pthread_mutex_lock(&fk.lock);
@@ -127,6 +137,7 @@ static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
 	if (fk.last_cancel_at && !fk.read_after_cancel_at)
 		fk.read_after_cancel_at = now(CLOCK_MONOTONIC);
 	trace("R%" PRIu64 ";", fk.count);
+	fk.source_reads_at_count = fk.source_reads;
 	snprintf(buf, size, "%" PRIu64, fk.count);
 	pthread_mutex_unlock(&fk.lock);
 	return (int)strlen(buf);
@@ -226,6 +237,7 @@ static int fk_write(void *userdata, const char *rel, const char *value)
 
 		pthread_mutex_lock(&fk.lock);
 		fk.write_begin = now(CLOCK_MONOTONIC);
+		fk.source_reads_at_write = fk.source_reads;
 		if (fk.closed) {
 			fk.violations++;
 			trace("!");
@@ -1014,6 +1026,53 @@ static void test_soak_while_waiting_for_prepare(void **state)
 }
 
 /*
+ * After a read the kernel lock held up (a lease, released), the thread reads
+ * the sources once, for who kept it awake, and those stand in for the
+ * snapshot before the count write: one look at every source between the
+ * release and the state write, not two. Each look costs a few files per
+ * source, and a laptop has dozens.
+ */
+static void test_one_look_at_sources_after_blocked_read(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspend_report rep;
+	unsigned reads, at_count, at_write, sources = 0;
+	DIR *d;
+	struct dirent *de;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/sys/class/wakeup", x->dir);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		sources += de->d_name[0] != '.';
+	closedir(d);
+	assert_true(sources > 0);
+	pthread_mutex_lock(&fk.lock);
+	fk.block_read = true;
+	pthread_mutex_unlock(&fk.lock);
+	start(x, &p);
+	do {
+		usleep(10 * 1000);
+		pthread_mutex_lock(&fk.lock);
+		reads = fk.reads_entered;
+		pthread_mutex_unlock(&fk.lock);
+	} while (reads == 0);
+	usleep(2 * SUSPEND_BLOCKED_READ_USEC);
+	pthread_mutex_lock(&fk.lock);
+	fk.block_read = false;
+	pthread_mutex_unlock(&fk.lock);
+	wait_result(x, &rep, 2000);
+	assert_int_equal(rep.result, SUSPEND_SUCCESS);
+	pthread_mutex_lock(&fk.lock);
+	at_count = fk.source_reads_at_count;
+	at_write = fk.source_reads_at_write;
+	pthread_mutex_unlock(&fk.lock);
+	assert_int_equal(at_write - at_count, sources);
+}
+
+/*
  * Who kept us awake is reported even when the attempt whose read it held up
  * started over: here a lease comes while the read is blocked by a kernel
  * wakeup source (a shell's wake_lock, say), so that attempt never reports;
@@ -1127,6 +1186,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soak_while_waiting_for_prepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blockers_survive_a_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_look_at_sources_after_blocked_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_wakeup_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
 	};

@@ -28,6 +28,7 @@
 #include "bus-harness.h"
 #include "fake-systemd.h"
 #include "fixture.h"
+#include "inflight.h"
 #include "macro.h"
 #include "percentile.h"
 #include "time-util.h"
@@ -919,7 +920,7 @@ static int parse_argv(int argc, char *argv[])
 			break;
 		case 'h':
 			printf("Usage: bench [--smoke] [--iterations N] [--idle-seconds S] [--trace-ops N] [--holds A,B,C]\n"
-			       "             [--only hot|trace|idle|clients|scaling] [--no-store]\n"
+			       "             [--only hot|trace|idle|clients|scaling|inflight] [--no-store]\n"
 			       "Run through tests/bench/run.sh or make bench, which set the environment.\n");
 			return 0;
 		default:
@@ -1059,6 +1060,16 @@ static int section_scaling(void)
 	return 0;
 }
 
+/* The suspend path, with a real daemon on a bus of its own and this program as the kernel. */
+static int section_inflight(void)
+{
+	int r = bench_inflight(arg.smoke ? 5 : MIN(arg.iterations, 1000u), arg.idle_seconds, BENCH_BUS_EXTRA);
+
+	if (r < 0)
+		fail("the suspend path", r);
+	return r;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -1068,6 +1079,7 @@ static const struct {
 	{ "idle", section_idle },
 	{ "clients", section_clients },
 	{ "scaling", section_scaling },
+	{ "inflight", section_inflight },
 };
 
 static int run(void)

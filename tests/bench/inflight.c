@@ -120,6 +120,8 @@ static bool daemon_in_write(void)
 	if (!d)
 		return false;
 	while (!found && (de = readdir(d))) {
+		unsigned long fd;
+		long nr;
 		FILE *f;
 
 		if (de->d_name[0] == '.')
@@ -128,8 +130,18 @@ static bool daemon_in_write(void)
 		f = fopen(path, "re");
 		if (!f)
 			continue;
-		if (fgets(line, sizeof(line), f) && strtol(line, NULL, 10) == SYS_write)
-			found = true;
+		/* write(2) on the state FIFO itself: the thread also writes its event pipe, never for long. */
+		if (fgets(line, sizeof(line), f) && sscanf(line, "%ld 0x%lx", &nr, &fd) == 2 && nr == SYS_write) {
+			char link[64], target[600];
+			ssize_t n;
+
+			snprintf(link, sizeof(link), "/proc/%d/fd/%lu", (int)K.h.daemon_pid, fd);
+			n = readlink(link, target, sizeof(target) - 1);
+			if (n > 0) {
+				target[n] = 0;
+				found = strcmp(target, K.state) == 0;
+			}
+		}
 		fclose(f);
 	}
 	closedir(d);

@@ -2,12 +2,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fdstore.h"
@@ -38,7 +37,15 @@ static int wakesource_setup(struct kernel_lock *k, struct fdstore *store)
 		efd = fdstore_take(store, STORE_EVENT);
 	}
 	if (ep >= 0 && efd >= 0) {
-		/* The item is still registered: systemd held both fds while we were gone. */
+		/*
+		 * The item is still registered: systemd held both fds while we were
+		 * gone. Register it again as ours would be: an instance without
+		 * CAP_BLOCK_SUSPEND left it without a wakeup source, and a modify
+		 * with EPOLLWAKEUP creates one (and keeps a readable eventfd's
+		 * wakeup source active).
+		 */
+		if (epoll_ctl(ep, EPOLL_CTL_MOD, efd, &ev) < 0)
+			log_warning_errno(errno, "Failed to register the adopted kernel lock again: %m");
 		k->epoll_fd = ep;
 		k->event_fd = efd;
 		/* Look without reading: the wakeup source stays active until the leases are back. */
@@ -63,15 +70,34 @@ static int wakesource_setup(struct kernel_lock *k, struct fdstore *store)
 	return 0;
 }
 
-/* Whether our effective set has CAP_BLOCK_SUSPEND; libc has no wrapper and libcap is not worth a dependency. */
-static bool can_block_suspend(void)
+/*
+ * Whether the kernel kept EPOLLWAKEUP on our item: it drops the flag silently
+ * without CAP_BLOCK_SUSPEND in the initial user namespace (capget() cannot
+ * tell that from inside another one), and an item adopted from the fd store
+ * was registered by an earlier instance that may have lacked it. The item's
+ * line in our own fdinfo shows the mask the kernel kept.
+ */
+static bool item_has_wakeup(int epfd, int fd)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
 
-	if (syscall(SYS_capget, &hdr, data) < 0)
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
+	f = fopen(path, "re");
+	if (!f)
 		return false;
-	return data[CAP_TO_INDEX(CAP_BLOCK_SUSPEND)].effective & CAP_TO_MASK(CAP_BLOCK_SUSPEND);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned events;
+		int tfd;
+
+		if (sscanf(line, "tfd: %d events: %x", &tfd, &events) == 2 && tfd == fd) {
+			found = events & EPOLLWAKEUP;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
 }
 
 int kernel_lock_new(const char *name, bool sysfs, struct fdstore *store, struct kernel_lock **ret)
@@ -90,13 +116,14 @@ int kernel_lock_new(const char *name, bool sysfs, struct fdstore *store, struct 
 		return -ENOMEM;
 	}
 	/* wake_lock needs CAP_BLOCK_SUSPEND too, but says so with EPERM instead of ignoring us. */
-	k->enforced = sysfs || can_block_suspend();
+	k->enforced = sysfs;
 	if (!sysfs) {
 		r = wakesource_setup(k, store);
 		if (r < 0) {
 			kernel_lock_free(k);
 			return r;
 		}
+		k->enforced = item_has_wakeup(k->epoll_fd, k->event_fd);
 	}
 	*ret = k;
 	return 0;

@@ -28,8 +28,8 @@ int kernel_lock_hold(struct kernel_lock *k);
 int kernel_lock_release(struct kernel_lock *k);
 /*
  * Whether the kernel honours the lock once held, so that it aborts a suspend
- * under way. False without CAP_BLOCK_SUSPEND, which makes the kernel ignore
- * EPOLLWAKEUP silently.
+ * under way. False when the kernel dropped EPOLLWAKEUP from our epoll item,
+ * which it does silently without CAP_BLOCK_SUSPEND.
  */
 bool kernel_lock_enforced(const struct kernel_lock *k);
 /* "wake_lock" or "epoll wakeup source", for the log and status. */

@@ -924,8 +924,9 @@ int manager_startup(struct manager *m)
 		log_notice("No /sys/power/wake_lock (CONFIG_PM_WAKELOCKS): the kernel lock is an epoll wakeup source "
 			   "instead, and user input is held in-process");
 	if (!kernel_lock_enforced(m->kernel_lock))
-		log_warning("No CAP_BLOCK_SUSPEND: the kernel ignores EPOLLWAKEUP, so only our own gate holds the "
-			    "machine awake; a lease taken while the kernel is suspending waits for the suspend to end");
+		log_warning("The kernel dropped EPOLLWAKEUP from the kernel lock (no CAP_BLOCK_SUSPEND, or a kernel "
+			    "without CONFIG_PM_SLEEP): only our own gate holds the machine awake, and a lease taken "
+			    "while the kernel is suspending waits for the suspend to end");
 
 	p = (struct suspender_params){
 		.state = m->config.state,

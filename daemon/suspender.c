@@ -552,11 +552,16 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	}
 	rep.count = count;
 	if (r == -EINVAL) {
+		/*
+		 * What moved since our read: measured from the look before it, or
+		 * from the one just after it when the read blocked (now before's).
+		 */
+		const struct wakeup_sources *base = fresh ? &before.sources : &pre;
+
 		log_full(step, "wakeup_count write rejected: wakeup event after our read, retrying at once");
-		/* What moved between our read and write: measured from the sources read after the count. */
 		wakeup_sources_clear(&post);
-		if (before.have_sources && before.sources.n > 0 && wakeup_sources_read(&post) >= 0)
-			set_blockers(s, &before.sources, &post);
+		if (base->n > 0 && wakeup_sources_read(&post) >= 0)
+			set_blockers(s, base, &post);
 		rep.result = SUSPEND_EARLY_CANCEL;
 		rep.error = r;
 		*ret_delay = finish_attempt(s, &rep, VERDICT_NEUTRAL);

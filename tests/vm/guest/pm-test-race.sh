@@ -7,10 +7,11 @@
 # shipped default, and input watching off) cycles several times a second,
 # while race-client takes and drops a wake lock over D-Bus at random
 # intervals. From /dev/kmsg ("PM: suspend entry"/"exit", and with
-# pm_debug_messages the kernel's "Wakeup pending, aborting suspend") it
-# checks that every attempt that overlapped a granted lock (in flight at the
-# reply or entered while held) was backed out of by the kernel, and that
-# suspend_stats/success never moved while a lock was held. The default level
+# pm_debug_messages the kernel's "Wakeup pending, aborting suspend"), read
+# in its own order with the client's marks (printk_devkmsg=on, or the
+# kernel would drop them over its rate limit), it checks that every attempt
+# that overlapped a granted lock (in flight at the reply or entered while
+# held) was backed out of by the kernel. The default level
 # is "devices": at "freezer" pm_test returns before the kernel looks for
 # wakeup events once every task froze in one pass. RACE_ITERATIONS (default
 # 100, 1000 with run-vm-suite.sh --long) sets the number of acquires. The
@@ -27,6 +28,10 @@ echo "$level" > /sys/power/pm_test
 echo 0 > /sys/module/suspend/parameters/pm_test_delay 2> /dev/null
 check "pm_test is '$level' and pm_test_delay is 0 (was ${delay0:-absent})" \
 	eval 'grep -q "\[$level\]" /sys/power/pm_test && [ "$(cat /sys/module/suspend/parameters/pm_test_delay)" = 0 ]'
+devkmsg0=$(cat /proc/sys/kernel/printk_devkmsg 2> /dev/null)
+echo on > /proc/sys/kernel/printk_devkmsg
+check "printk_devkmsg is on, so the client's marks are not rate limited (was ${devkmsg0:-absent})" \
+	grep -qx on /proc/sys/kernel/printk_devkmsg
 debug0=$(cat /sys/power/pm_debug_messages 2> /dev/null)
 echo 1 > /sys/power/pm_debug_messages
 check "pm_debug_messages is on, so the kernel logs where it backs out (was ${debug0:-absent})" \
@@ -65,6 +70,7 @@ echo "# autosleepd's results:" $(journalctl -u autosleepd.service --after-cursor
 echo none > /sys/power/pm_test
 [ -n "$delay0" ] && echo "$delay0" > /sys/module/suspend/parameters/pm_test_delay
 [ -n "$debug0" ] && echo "$debug0" > /sys/power/pm_debug_messages
+[ -n "$devkmsg0" ] && echo "$devkmsg0" > /proc/sys/kernel/printk_devkmsg
 rm -f "$conf"
 pid=$(daemon_pid)
 systemctl restart autosleepd.service

@@ -72,7 +72,11 @@ static bool is_abort(const char *msg)
 /* A mark in the kernel log, ordered with its records. */
 static void kmsg_mark(struct kmsg *k, const char *what)
 {
-	if (write(k->wfd, what, strlen(what)) > 0)
+	char line[64];
+
+	/* With its newline: a record without one stays open for continuation, unread, until the next. */
+	snprintf(line, sizeof(line), "%s\n", what);
+	if (write(k->wfd, line, strlen(line)) > 0)
 		k->marks_written++;
 }
 

@@ -27,6 +27,17 @@ mode=none
 check "autosleepd's start-up log names the mode: 'Userspace autosleep: $mode'" \
 	sh -c "journalctl -u autosleepd -o cat | grep -q 'Userspace autosleep: $mode'"
 check "this kernel has no /sys/power/userspace_autosleep (that is the knob kernel's)" [ ! -e /sys/power/userspace_autosleep ]
+# On a kernel without wake_lock the kernel lock is an EPOLLWAKEUP epoll item,
+# which the kernel keeps only with CAP_BLOCK_SUSPEND: under the shipped unit
+# it must, or a lease taken during suspend entry would wait at the gate.
+if [ -e /sys/power/wake_lock ]; then
+	check "autosleepd took /sys/power/wake_lock as its kernel lock" \
+		sh -c "! journalctl -u autosleepd -o cat | grep -q 'No /sys/power/wake_lock'"
+else
+	check "autosleepd's epoll kernel lock kept EPOLLWAKEUP under the unit (no 'dropped EPOLLWAKEUP' logged)" \
+		sh -c "journalctl -u autosleepd -o cat | grep -q 'No /sys/power/wake_lock' &&
+			! journalctl -u autosleepd -o cat | grep -q 'dropped EPOLLWAKEUP'"
+fi
 
 echo 'file drivers/net/wireguard/noise.c +p' > /proc/dynamic_debug/control
 

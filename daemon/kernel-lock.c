@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -13,6 +12,7 @@
 #include "kernel-lock.h"
 #include "log.h"
 #include "macro.h"
+#include "wake-epoll.h"
 #include "wakelock.h"
 
 #define STORE_EPOLL "kernel-lock-epoll"
@@ -29,8 +29,7 @@ struct kernel_lock {
 
 static int wakesource_setup(struct kernel_lock *k, struct fdstore *store)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLWAKEUP };
-	int ep = -ENOENT, efd = -ENOENT;
+	int ep = -ENOENT, efd = -ENOENT, r;
 
 	if (store) {
 		ep = fdstore_take(store, STORE_EPOLL);
@@ -44,8 +43,9 @@ static int wakesource_setup(struct kernel_lock *k, struct fdstore *store)
 		 * with EPOLLWAKEUP creates one (and keeps a readable eventfd's
 		 * wakeup source active).
 		 */
-		if (epoll_ctl(ep, EPOLL_CTL_MOD, efd, &ev) < 0)
-			log_warning_errno(errno, "Failed to register the adopted kernel lock again: %m");
+		r = wake_epoll_resume(ep, efd, NULL);
+		if (r < 0)
+			log_warning_errno(r, "Failed to register the adopted kernel lock again: %m");
 		k->epoll_fd = ep;
 		k->event_fd = efd;
 		/* Look without reading: the wakeup source stays active until the leases are back. */
@@ -62,42 +62,13 @@ static int wakesource_setup(struct kernel_lock *k, struct fdstore *store)
 	k->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (k->event_fd < 0)
 		return negative_errno();
-	/* Without CAP_BLOCK_SUSPEND the kernel silently drops EPOLLWAKEUP. */
-	if (epoll_ctl(k->epoll_fd, EPOLL_CTL_ADD, k->event_fd, &ev) < 0)
-		return negative_errno();
+	/* Without CAP_BLOCK_SUSPEND the kernel silently drops EPOLLWAKEUP: see wake_epoll_kept(). */
+	r = wake_epoll_add(k->epoll_fd, k->event_fd, NULL);
+	if (r < 0)
+		return r;
 	(void)fdstore_push(STORE_EPOLL, k->epoll_fd);
 	(void)fdstore_push(STORE_EVENT, k->event_fd);
 	return 0;
-}
-
-/*
- * Whether the kernel kept EPOLLWAKEUP on our item: it drops the flag silently
- * without CAP_BLOCK_SUSPEND in the initial user namespace (capget() cannot
- * tell that from inside another one), and an item adopted from the fd store
- * was registered by an earlier instance that may have lacked it. The item's
- * line in our own fdinfo shows the mask the kernel kept.
- */
-static bool item_has_wakeup(int epfd, int fd)
-{
-	char path[64], line[256];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned events;
-		int tfd;
-
-		if (sscanf(line, "tfd: %d events: %x", &tfd, &events) == 2 && tfd == fd) {
-			found = events & EPOLLWAKEUP;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 int kernel_lock_new(const char *name, bool sysfs, struct fdstore *store, struct kernel_lock **ret)
@@ -123,7 +94,7 @@ int kernel_lock_new(const char *name, bool sysfs, struct fdstore *store, struct 
 			kernel_lock_free(k);
 			return r;
 		}
-		k->enforced = item_has_wakeup(k->epoll_fd, k->event_fd);
+		k->enforced = wake_epoll_kept(k->epoll_fd, k->event_fd);
 	}
 	*ret = k;
 	return 0;

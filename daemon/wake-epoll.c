@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 
 #include "macro.h"
@@ -31,4 +32,28 @@ int wake_epoll_pause(int epfd, int fd, void *data)
 int wake_epoll_resume(int epfd, int fd, void *data)
 {
 	return ctl(epfd, EPOLL_CTL_MOD, fd, WATCH_EVENTS, data);
+}
+
+bool wake_epoll_kept(int epfd, int fd)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	/* Our own process's view of our own epoll: not sysfs, so no root prefix. */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned events;
+		int tfd;
+
+		if (sscanf(line, "tfd: %d events: %x", &tfd, &events) == 2 && tfd == fd) {
+			found = events & EPOLLWAKEUP;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 /*
  * An fd in an epoll of our own with EPOLLWAKEUP: from the moment an event is
  * queued until epoll_wait() hands it over, the kernel holds a wakeup source
@@ -18,3 +20,11 @@
 int wake_epoll_add(int epfd, int fd, void *data);
 int wake_epoll_pause(int epfd, int fd, void *data);
 int wake_epoll_resume(int epfd, int fd, void *data);
+
+/*
+ * Whether the kernel kept EPOLLWAKEUP on fd's item in epfd: it drops the flag
+ * silently without CAP_BLOCK_SUSPEND in the initial user namespace (capget()
+ * cannot tell that from inside another one) and on a kernel without
+ * CONFIG_PM_SLEEP. The item's line in our fdinfo shows the mask it kept.
+ */
+bool wake_epoll_kept(int epfd, int fd);

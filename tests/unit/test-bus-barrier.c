@@ -34,6 +34,7 @@
 #include "fixture.h"
 #include "macro.h"
 #include "time-util.h"
+#include "wake-epoll.h"
 
 #define DROPPED "dropped EPOLLWAKEUP"
 
@@ -190,27 +191,18 @@ static void assert_no_second_write(void)
  */
 static bool kernel_keeps_epollwakeup(void)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLWAKEUP };
-	char path[64], line[256];
-	unsigned events = 0;
-	int ep, p[2], tfd;
-	FILE *f;
+	int ep, p[2];
+	bool kept;
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	assert_true(ep >= 0);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), 0);
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ep);
-	f = fopen(path, "re");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "tfd: %d events: %x", &tfd, &events) == 2)
-			break;
-	fclose(f);
+	assert_int_equal(wake_epoll_add(ep, p[0], NULL), 0);
+	kept = wake_epoll_kept(ep, p[0]);
 	close(p[0]);
 	close(p[1]);
 	close(ep);
-	return events & EPOLLWAKEUP;
+	return kept;
 }
 
 /* Whether CAP_BLOCK_SUSPEND is in the daemon's effective set. */

@@ -141,11 +141,31 @@ static void test_pause_keeps_epollwakeup(void **state)
 	}
 }
 
+/* wake_epoll_kept() says what the kernel kept, with it and without EPOLLWAKEUP asked for. */
+static void test_kept_is_the_kernel_mask(void **state)
+{
+	struct ctx *x = *state;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int64_t m;
+
+	assert_false(wake_epoll_kept(x->ep, x->p[0]));
+	assert_int_equal(wake_epoll_add(x->ep, x->p[0], &x->tag), 0);
+	m = kernel_mask(x->ep, x->p[0]);
+	if (m < 0)
+		skip();
+	assert_int_equal(wake_epoll_kept(x->ep, x->p[0]), !!(m & EPOLLWAKEUP));
+	/* Another fd in the same epoll, without EPOLLWAKEUP: its own line decides. */
+	assert_int_equal(epoll_ctl(x->ep, EPOLL_CTL_ADD, x->p[1], &ev), 0);
+	assert_false(wake_epoll_kept(x->ep, x->p[1]));
+	assert_false(wake_epoll_kept(-1, x->p[0]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_pause_and_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_keeps_epollwakeup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_is_the_kernel_mask, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

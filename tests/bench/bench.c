@@ -31,6 +31,7 @@
 #include "inflight.h"
 #include "macro.h"
 #include "percentile.h"
+#include "proc-stats.h"
 #include "time-util.h"
 
 /*
@@ -368,38 +369,6 @@ static long smaps_kib(const char *key)
 		}
 	fclose(f);
 	return v;
-}
-
-/* Context switches of every thread of the daemon: each is a wakeup or a preemption. */
-static long daemon_ctxt_switches(void)
-{
-	char path[320], line[256];
-	struct dirent *de;
-	long total = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)h.daemon_pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)h.daemon_pid, de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
-				total += strtol(line + 24, NULL, 10);
-			else if (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
-				total += strtol(line + 27, NULL, 10);
-		fclose(f);
-	}
-	closedir(d);
-	return total;
 }
 
 struct memory {
@@ -969,9 +938,9 @@ static int section_idle(void)
 		return fail("hold", r), r;
 	/* Past the NWakeLocks announcement and whatever else the last operations set off. */
 	usleep(300000);
-	sw0 = daemon_ctxt_switches();
+	sw0 = proc_ctxt_switches(h.daemon_pid);
 	sleep(arg.idle_seconds);
-	sw1 = daemon_ctxt_switches();
+	sw1 = proc_ctxt_switches(h.daemon_pid);
 	if (sw0 < 0 || sw1 < 0)
 		return fail("reading /proc/PID/task/*/status", EIO), -EIO;
 	printf("\nIdle with a lock held: %ld context switches of the daemon's threads in %u s\n", sw1 - sw0,

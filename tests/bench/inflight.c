@@ -38,6 +38,7 @@
 #include "inflight.h"
 #include "macro.h"
 #include "percentile.h"
+#include "proc-stats.h"
 #include "time-util.h"
 
 /* How long our "kernel" takes to back out of a suspend once a wakeup event came (Android saw 13.5 ms). */
@@ -62,15 +63,6 @@ struct kernel {
 
 static struct kernel K = { .state_fd = -1, .inotify_fd = -1, .unlock_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
 			   .cond = PTHREAD_COND_INITIALIZER };
-
-static int set_nonblock(int fd, bool on)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
 
 /* Fill the pipe: the daemon's next state write blocks, as if the kernel were suspending. */
 static int pipe_fill(void)
@@ -254,10 +246,8 @@ static void kernel_stop(void)
 	if (K.bus)
 		sd_bus_flush_close_unref(K.bus);
 	/* A daemon inside the write, or opening the wakeup_count FIFO, must get out to take SIGTERM. */
-	if (K.state_fd >= 0) {
+	if (K.state_fd >= 0)
 		(void)pipe_drain();
-		set_nonblock(K.state_fd, true);
-	}
 	if (K.h.daemon_pid > 0 && K.wakeup_count[0]) {
 		struct stat st;
 
@@ -362,6 +352,27 @@ static int wc_serve_read(void)
 }
 
 /*
+ * Drop the lease and wait for the state write it lets through. With
+ * kernel_read, answer the count read as the kernel would once the daemon
+ * wrote wake_unlock, and make wakeup_count a FIFO again for the next one.
+ */
+static int release_to_state_write(int fd, bool kernel_read, usec_t *ret_release, usec_t *ret_write)
+{
+	int r;
+
+	(void)unlock_seen(0);
+	*ret_release = now(CLOCK_MONOTONIC);
+	close(fd);
+	if (kernel_read && ((r = unlock_seen(5000)) < 0 || (r = wc_serve_read()) < 0))
+		return r;
+	*ret_write = wait_state_write(5000);
+	if (*ret_write == 0)
+		return -ETIMEDOUT;
+	(void)pipe_drain();
+	return kernel_read ? wc_make(true) : 0;
+}
+
+/*
  * Last release to the state write. After a hold longer than the backoff the
  * write should follow the release at once; a lease taken and dropped inside
  * the backoff after a suspend should not move the write past the backoff's
@@ -387,18 +398,10 @@ static int entry_latency(unsigned n, bool kernel_read, uint64_t *hold, uint64_t 
 		(void)pipe_drain();
 		usleep(2 * BACKOFF_USEC);
 		(void)pipe_drain();
-		(void)unlock_seen(0);
-		t_rel = now(CLOCK_MONOTONIC);
-		close(fd);
-		if (kernel_read && ((r = unlock_seen(5000)) < 0 || (r = wc_serve_read()) < 0))
+		r = release_to_state_write(fd, kernel_read, &t_rel, &t_w);
+		if (r < 0)
 			return r;
-		t_w = wait_state_write(5000);
-		if (t_w == 0)
-			return -ETIMEDOUT;
 		hold[i] = t_w - t_rel;
-		(void)pipe_drain();
-		if (kernel_read && (r = wc_make(true)) < 0)
-			return r;
 
 		/* Inside the backoff window after that suspend: take and drop a lease, the write keeps its time. */
 		usleep(BACKOFF_USEC / 5);
@@ -406,17 +409,10 @@ static int entry_latency(unsigned n, bool kernel_read, uint64_t *hold, uint64_t 
 		if (r < 0)
 			return r;
 		usleep(BACKOFF_USEC / 5);
-		(void)unlock_seen(0);
-		close(fd);
-		if (kernel_read && ((r = unlock_seen(5000)) < 0 || (r = wc_serve_read()) < 0))
+		r = release_to_state_write(fd, kernel_read, &t_rel, &t_w2);
+		if (r < 0)
 			return r;
-		t_w2 = wait_state_write(5000);
-		if (t_w2 == 0)
-			return -ETIMEDOUT;
 		window[i] = t_w2 > t_w + BACKOFF_USEC ? t_w2 - t_w - BACKOFF_USEC : 0;
-		(void)pipe_drain();
-		if (kernel_read && (r = wc_make(true)) < 0)
-			return r;
 	}
 	/* The sections after this one want a count read that never blocks. */
 	return kernel_read ? wc_make(false) : 0;
@@ -517,37 +513,6 @@ static int block_in_wakeup_count(void)
 	return 0;
 }
 
-static long ctxt_switches(pid_t pid)
-{
-	char path[320], line[256];
-	struct dirent *de;
-	long total = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
-				total += strtol(line + 24, NULL, 10);
-			else if (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
-				total += strtol(line + 27, NULL, 10);
-		fclose(f);
-	}
-	closedir(d);
-	return total;
-}
-
 static int acquire_in_wakeup_count(unsigned n, unsigned idle_seconds)
 {
 	_cleanup_free_ uint64_t *acq = calloc(n, sizeof(uint64_t)), *png = calloc(n, sizeof(uint64_t));
@@ -583,14 +548,14 @@ static int acquire_in_wakeup_count(unsigned n, unsigned idle_seconds)
 	if (r < 0)
 		return r;
 	usleep(300 * 1000);
-	sw0 = ctxt_switches(K.h.daemon_pid);
+	sw0 = proc_ctxt_switches(K.h.daemon_pid);
 	sleep(idle_seconds);
-	sw1 = ctxt_switches(K.h.daemon_pid);
+	sw1 = proc_ctxt_switches(K.h.daemon_pid);
 	close(fd);
 	usleep(300 * 1000);
-	sw2 = ctxt_switches(K.h.daemon_pid);
+	sw2 = proc_ctxt_switches(K.h.daemon_pid);
 	sleep(idle_seconds);
-	sw2 = ctxt_switches(K.h.daemon_pid) - sw2;
+	sw2 = proc_ctxt_switches(K.h.daemon_pid) - sw2;
 	if (sw0 < 0 || sw1 < 0 || sw2 < 0)
 		return -EIO;
 	printf("\nIdle with the suspender blocked in wakeup_count: %ld context switches of the daemon's threads in "

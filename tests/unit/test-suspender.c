@@ -1025,6 +1025,29 @@ static void test_soak_while_waiting_for_prepare(void **state)
 	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
 }
 
+static void set_block_read(bool block)
+{
+	pthread_mutex_lock(&fk.lock);
+	fk.block_read = block;
+	pthread_mutex_unlock(&fk.lock);
+}
+
+/* Start with the count read blocked (a kernel wakeup source active), and wait until it counts as held up. */
+static void start_in_blocked_read(struct ctx *x, struct suspender_params *p)
+{
+	unsigned reads;
+
+	set_block_read(true);
+	start(x, p);
+	do {
+		usleep(10 * 1000);
+		pthread_mutex_lock(&fk.lock);
+		reads = fk.reads_entered;
+		pthread_mutex_unlock(&fk.lock);
+	} while (reads == 0);
+	usleep(2 * SUSPEND_BLOCKED_READ_USEC);
+}
+
 /*
  * After a read the kernel lock held up (a lease, released), the thread reads
  * the sources once, for who kept it awake, and those stand in for the
@@ -1037,7 +1060,7 @@ static void test_one_look_at_sources_after_blocked_read(void **state)
 	struct ctx *x = *state;
 	struct suspender_params p = default_params();
 	struct suspend_report rep;
-	unsigned reads, at_count, at_write, sources = 0;
+	unsigned at_count, at_write, sources = 0;
 	DIR *d;
 	struct dirent *de;
 	char path[512];
@@ -1049,20 +1072,8 @@ static void test_one_look_at_sources_after_blocked_read(void **state)
 		sources += de->d_name[0] != '.';
 	closedir(d);
 	assert_true(sources > 0);
-	pthread_mutex_lock(&fk.lock);
-	fk.block_read = true;
-	pthread_mutex_unlock(&fk.lock);
-	start(x, &p);
-	do {
-		usleep(10 * 1000);
-		pthread_mutex_lock(&fk.lock);
-		reads = fk.reads_entered;
-		pthread_mutex_unlock(&fk.lock);
-	} while (reads == 0);
-	usleep(2 * SUSPEND_BLOCKED_READ_USEC);
-	pthread_mutex_lock(&fk.lock);
-	fk.block_read = false;
-	pthread_mutex_unlock(&fk.lock);
+	start_in_blocked_read(x, &p);
+	set_block_read(false);
 	wait_result(x, &rep, 2000);
 	assert_int_equal(rep.result, SUSPEND_SUCCESS);
 	pthread_mutex_lock(&fk.lock);
@@ -1083,26 +1094,13 @@ static void test_blockers_survive_a_restart(void **state)
 	struct ctx *x = *state;
 	struct suspender_params p = default_params();
 	struct suspend_report rep;
-	unsigned reads;
 
 	fixture_write(x->dir, "sys/class/wakeup/wakeup1/total_time_ms", "100\n");
-	pthread_mutex_lock(&fk.lock);
-	fk.block_read = true;
-	pthread_mutex_unlock(&fk.lock);
-	start(x, &p);
 	/* The thread took its "before" look at the sources just before the read. */
-	do {
-		usleep(10 * 1000);
-		pthread_mutex_lock(&fk.lock);
-		reads = fk.reads_entered;
-		pthread_mutex_unlock(&fk.lock);
-	} while (reads == 0);
-	usleep(2 * SUSPEND_BLOCKED_READ_USEC);
+	start_in_blocked_read(x, &p);
 	suspender_set_blocked(x->s, true);
 	fixture_write(x->dir, "sys/class/wakeup/wakeup1/total_time_ms", "5100\n");
-	pthread_mutex_lock(&fk.lock);
-	fk.block_read = false;
-	pthread_mutex_unlock(&fk.lock);
+	set_block_read(false);
 	usleep(100 * 1000);
 	suspender_set_blocked(x->s, false);
 	wait_result(x, &rep, 2000);

@@ -152,6 +152,11 @@ void soak_cycle_run(const struct soak_request *req, const struct soak_env *env, 
 		return;
 	}
 	rec->alarm_armed = before.wakealarm > 0;
+	if (env->gate_enter && env->gate_enter(env->userdata) != 0) {
+		rec->result = SOAK_BLOCKED;
+		snprintf(rec->detail, sizeof(rec->detail), "wake lock taken before the state write");
+		return;
+	}
 	if (req->pm_test[0])
 		write_pm_test(req->pm_test);
 	b0 = env->now(CLOCK_BOOTTIME);
@@ -160,6 +165,8 @@ void soak_cycle_run(const struct soak_request *req, const struct soak_env *env, 
 	/* Nested reads, as in the suspender: the boottime span covers the monotonic one. */
 	m1 = env->now(CLOCK_MONOTONIC);
 	b1 = env->now(CLOCK_BOOTTIME);
+	if (env->gate_leave)
+		env->gate_leave(env->userdata);
 	if (req->pm_test[0])
 		write_pm_test("none");
 	(void)battery_read(&rec->battery_exit);

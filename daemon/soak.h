@@ -70,6 +70,16 @@ struct soak_record {
 
 struct soak_env {
 	bool leases_held;       /* D-Bus, logind or activity holds */
+	/*
+	 * Around the state write only (NULL: nothing to take): the caller's
+	 * gate. enter returns 0 with it taken, or >0 when a wake lock came
+	 * after the look at leases_held (the cycle is then blocked and leave
+	 * is not called). The wakeup_count read before it may block for the
+	 * whole read timeout, and must not keep the gate meanwhile.
+	 */
+	int (*gate_enter)(void *userdata);
+	void (*gate_leave)(void *userdata);
+	void *userdata;
 	char *const *own_sources;
 	int signo;              /* sent to this thread to end a wakeup_count read that blocks too long */
 	usec_t (*now)(clockid_t clock);

@@ -41,6 +41,13 @@ struct suspender {
 	bool enabled;
 	bool stopping;
 	bool prepare;
+	/*
+	 * Bumped by every suspender_set_prepare(false): the main loop may clear
+	 * prepare and set it again (activity during the lock step) before this
+	 * thread ran, and the thread must then ask again rather than wait on a
+	 * flag that only looks unchanged.
+	 */
+	uint64_t prepare_done;
 	/* Only this thread: whether the last look found a battery, and when to look again if not. */
 	bool battery_seen;
 	usec_t battery_next_scan;
@@ -311,9 +318,11 @@ static int wait_unblocked(struct suspender *s)
 static int wait_prepared(struct suspender *s)
 {
 	struct suspender_event ev = { .type = SUSPENDER_EVENT_PREPARE };
+	uint64_t done;
 	int waited = 0;
 
 	pthread_mutex_lock(&s->lock);
+	done = s->prepare_done;
 	if (s->prepare && !s->stopping && !s->paused && !s->soak_pending) {
 		pthread_mutex_unlock(&s->lock);
 		emit(s, &ev);
@@ -323,13 +332,16 @@ static int wait_prepared(struct suspender *s)
 	/*
 	 * A soak cycle goes first: suspender_soak() waits on the main loop for
 	 * this thread to take it, so waiting here for the main loop would be a
-	 * deadlock. The attempt starts over after the cycle.
+	 * deadlock. The attempt starts over after the cycle. A step that ended
+	 * and was asked for again meanwhile ends this wait too: the attempt
+	 * starts over and asks for the new step, which the main loop starts
+	 * only when asked.
 	 */
-	while (s->prepare && !s->stopping && !s->paused && !s->soak_pending)
+	while (s->prepare && s->prepare_done == done && !s->stopping && !s->paused && !s->soak_pending)
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (s->stopping)
 		waited = -ESHUTDOWN;
-	else if (s->paused || s->soak_pending)
+	else if (s->paused || s->soak_pending || s->prepare_done != done)
 		waited = 1;
 	pthread_mutex_unlock(&s->lock);
 	return waited;
@@ -643,14 +655,52 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	return 0;
 }
 
+struct soak_gate {
+	struct suspender *s;
+	bool force;
+};
+
+/*
+ * A soak cycle's gate, taken for its state write only: the wakeup_count read
+ * before it may block for the whole read timeout (up to an hour), and
+ * Disable(), or a lease without an enforced kernel lock, waits at the gate
+ * on the main loop. A soak runs whether or not the loop is enabled, so only
+ * a lease (unless forced) and stopping keep it out.
+ */
+static int soak_gate_enter(void *userdata)
+{
+	struct soak_gate *g = userdata;
+	struct suspender *s = g->s;
+	bool out;
+
+	pthread_mutex_lock(&s->gate);
+	pthread_mutex_lock(&s->lock);
+	out = s->stopping || (s->blocked && !g->force);
+	pthread_mutex_unlock(&s->lock);
+	if (out)
+		pthread_mutex_unlock(&s->gate);
+	return out;
+}
+
+static void soak_gate_leave(void *userdata)
+{
+	struct soak_gate *g = userdata;
+
+	pthread_mutex_unlock(&g->s->gate);
+}
+
 /* Run the queued soak cycle, if any; false when there was none. */
 static bool run_soak(struct suspender *s)
 {
 	struct suspender_event ev = { .type = SUSPENDER_EVENT_SOAK };
+	struct soak_gate gate = { .s = s };
 	struct soak_env env = {
 		.own_sources = s->own_sources,
 		.signo = SUSPENDER_SIGNAL,
 		.now = s->now,
+		.gate_enter = soak_gate_enter,
+		.gate_leave = soak_gate_leave,
+		.userdata = &gate,
 	};
 	struct soak_request req;
 
@@ -662,17 +712,13 @@ static bool run_soak(struct suspender *s)
 	req = s->soak_req;
 	s->soak_pending = false;
 	s->soak_running = true;
+	env.leases_held = s->blocked;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	gate.force = req.force;
 
-	/* Under the gate, like an attempt: a lease taken now waits until the state write returned. */
-	pthread_mutex_lock(&s->gate);
-	pthread_mutex_lock(&s->lock);
-	env.leases_held = s->blocked;
-	pthread_mutex_unlock(&s->lock);
 	emit_state(s, SUSPENDER_SUSPENDING);
 	soak_cycle_run(&req, &env, &ev.soak);
-	pthread_mutex_unlock(&s->gate);
 
 	pthread_mutex_lock(&s->lock);
 	s->soak_running = false;
@@ -768,8 +814,10 @@ void suspender_set_prepare(struct suspender *s, bool prepare)
 {
 	pthread_mutex_lock(&s->lock);
 	s->prepare = prepare;
-	if (!prepare)
+	if (!prepare) {
+		s->prepare_done++;
 		pthread_cond_broadcast(&s->cond);
+	}
 	pthread_mutex_unlock(&s->lock);
 }
 

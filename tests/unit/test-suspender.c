@@ -1025,6 +1025,32 @@ static void test_soak_while_waiting_for_prepare(void **state)
 	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
 }
 
+/*
+ * The lock step ends and is asked for again before this thread ran (the
+ * user moved the mouse while the screen locked): the thread must ask again,
+ * not wait for ever on a flag that only looks unchanged.
+ */
+static void test_prepare_asked_again(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct suspender_event ev;
+
+	assert_int_equal(suspender_new(&p, &x->s), 0);
+	fk.s = x->s;
+	suspender_set_prepare(x->s, true);
+	assert_int_equal(suspender_start(x->s), 0);
+	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
+	/* Done and owed again at once, as manager_lock_done() does with activity during the step. */
+	suspender_set_prepare(x->s, false);
+	suspender_set_prepare(x->s, true);
+	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
+	assert_int_equal(locked_state_writes(), 0);
+	suspender_set_prepare(x->s, false);
+	wait_event(x, SUSPENDER_EVENT_RESULT, &ev, 2000);
+	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
+}
+
 static void set_block_read(bool block)
 {
 	pthread_mutex_lock(&fk.lock);
@@ -1046,6 +1072,49 @@ static void start_in_blocked_read(struct ctx *x, struct suspender_params *p)
 		pthread_mutex_unlock(&fk.lock);
 	} while (reads == 0);
 	usleep(2 * SUSPEND_BLOCKED_READ_USEC);
+}
+
+/*
+ * A soak cycle's wakeup_count read blocks (a wakeup source stays active)
+ * for its whole read timeout: Disable() on the main loop must not wait for
+ * it, only for a state write under way.
+ */
+static void test_disable_during_soak_read(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_params p = default_params();
+	struct soak_request req = { .state = "mem", .read_timeout = 5 * USEC_PER_SEC };
+	struct suspender_event ev;
+	unsigned reads;
+	usec_t t0, took;
+
+	/* The loop's own read blocks first; the soak's read is then the second. */
+	start_in_blocked_read(x, &p);
+	suspender_set_paused(x->s, true);
+	alarm(10);
+	assert_int_equal(suspender_soak(x->s, &req), 0);
+	alarm(0);
+	do {
+		usleep(10 * 1000);
+		pthread_mutex_lock(&fk.lock);
+		reads = fk.reads_entered;
+		pthread_mutex_unlock(&fk.lock);
+	} while (reads < 2);
+	t0 = now(CLOCK_MONOTONIC);
+	suspender_set_enabled(x->s, false);
+	took = now(CLOCK_MONOTONIC) - t0;
+	fprintf(stderr, "# Disable() during a blocked soak read returned after %.1f ms\n", (double)took / MS);
+	assert_true(took < 100 * MS);
+	/* And a lease while the read blocks: no barrier to wait at either. */
+	t0 = now(CLOCK_MONOTONIC);
+	suspender_set_blocked(x->s, true);
+	took = now(CLOCK_MONOTONIC) - t0;
+	assert_true(took < 100 * MS);
+	set_block_read(false);
+	wait_event(x, SUSPENDER_EVENT_SOAK, &ev, 10000);
+	/* The lease came before the state write: the cycle is blocked, and no state write happened. */
+	assert_int_equal(ev.soak.result, SOAK_BLOCKED);
+	assert_int_equal(locked_state_writes(), 0);
 }
 
 /*
@@ -1183,6 +1252,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backoff_infinite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soak_while_waiting_for_prepare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_asked_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disable_during_soak_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blockers_survive_a_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_look_at_sources_after_blocked_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_wakeup_count, setup, teardown),

@@ -40,7 +40,17 @@ struct sessions {
 	sd_bus_slot *new_slot, *removed_slot, *props_slot, *owner_slot, *list_slot, *sleep_slot, *lock_slot;
 	sd_event_source *lock_timer;
 	bool locking;
+	/* logind left the bus: keep the last decision until it is back, or until gone_timer fires. */
+	bool logind_gone;
+	sd_event_source *gone_timer;
 };
+
+/*
+ * How long a hold stays after logind left the bus without coming back: a
+ * restart by systemd takes a fraction of this, and a logind that stays away
+ * must not keep the machine awake for ever.
+ */
+#define LOGIND_GONE_HOLD (10 * USEC_PER_SEC)
 
 static const char *const lock_step_names[_LOCK_STEP_MAX] = {
 	[LOCK_STEP_OFF] = "off",
@@ -81,6 +91,24 @@ static bool session_must_lock(const struct session *x)
 	return x->known && !x->remote && type_graphical(x->type) && strcmp(x->class, "user") == 0;
 }
 
+/*
+ * Whether a decision now could be wrong: logind has not listed its sessions
+ * yet, one of them is not described yet, or logind is away. A session
+ * nobody described may be the user at the screen, and one that does not
+ * count may answer before one that does (after a logind restart, every
+ * session is asked again): deciding then would drop the hold under a user
+ * who is reading.
+ */
+static bool sessions_describing(const struct sessions *s)
+{
+	if (s->list_slot)
+		return true;
+	for (const struct session *x = s->list; x; x = x->next)
+		if (!x->known)
+			return true;
+	return false;
+}
+
 static void sessions_update(struct sessions *s)
 {
 	char why[256] = "";
@@ -88,6 +116,16 @@ static void sessions_update(struct sessions *s)
 
 	if (!s->honor_idle_hint)
 		return;
+	/* logind is away, most likely restarting: what we decided stands until it is back. */
+	if (s->logind_gone)
+		return;
+	/* Until logind described every session, hold as if one counted; it is one round trip. */
+	if (sessions_describing(s) && !manager_away(s->m)) {
+		if (!s->awake)
+			manager_set_session_hold(s->m, true, "logind: describing its sessions");
+		s->awake = true;
+		return;
+	}
 	for (struct session *x = s->list; x; x = x->next) {
 		size_t len = strlen(why);
 
@@ -266,6 +304,8 @@ static int on_get_all(sd_bus_message *reply, void *userdata, sd_bus_error *ret_e
 	if (r < 0) {
 		log_warning_errno(r, "Failed to parse the properties of logind session %s: %m, ignoring it", x->path);
 		session_remove(s, x);
+		sessions_update(s);
+		lock_check(s);
 		return 0;
 	}
 	x->known = true;
@@ -402,9 +442,8 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 		session_add(s, path);
 	if (r < 0)
 		log_warning_errno(r, "Failed to parse logind's session list: %m, ignoring");
-	/* No session at all: say so now, or the start-up hold would wait for an answer that never comes. */
-	if (s->n == 0)
-		sessions_update(s);
+	/* Decide now if there is nothing left to describe (no session at all), else hold until there is. */
+	sessions_update(s);
 	lock_check(s);
 	return 0;
 }
@@ -418,21 +457,63 @@ static void sessions_relist(struct sessions *s)
 	s->list_slot = sd_bus_slot_unref(s->list_slot);
 	r = sd_bus_call_method_async(s->bus, &s->list_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "ListSessions",
 				     on_list, s, "");
-	if (r < 0) {
+	if (r < 0)
 		log_warning_errno(r, "Failed to ask logind for its sessions: %m, ignoring");
-		sessions_update(s);
-	}
+	sessions_update(s);
+}
+
+static int on_logind_gone(sd_event_source *es, uint64_t usec, void *userdata)
+{
+	struct sessions *s = userdata;
+
+	(void)es;
+	(void)usec;
+	if (!s->logind_gone)
+		return 0;
+	log_warning("logind left the bus and did not come back: no session keeps us awake");
+	s->logind_gone = false;
+	while (s->list)
+		session_remove(s, s->list);
+	manager_changed(s->m, "Sessions");
+	sessions_update(s);
+	lock_check(s);
+	return 0;
 }
 
 static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 {
 	struct sessions *s = userdata;
+	const char *name, *old_owner, *new_owner;
+	int r;
 
-	(void)m;
 	(void)ret_error;
-	/* A restarted logind may know other sessions: start over. */
-	sessions_relist(s);
-	manager_changed(s->m, "Sessions");
+	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+		return 0;
+	if (new_owner[0]) {
+		/* A restarted logind may know other sessions: start over. */
+		s->logind_gone = false;
+		(void)sd_event_source_set_enabled(s->gone_timer, SD_EVENT_OFF);
+		sessions_relist(s);
+		manager_changed(s->m, "Sessions");
+		lock_check(s);
+		return 0;
+	}
+	/* Gone, most likely restarting: keep what we decided until it is back, for a while. */
+	log_info("logind left the bus: the session hold stays %s for up to %us", s->awake ? "taken" : "off",
+		 (unsigned)(LOGIND_GONE_HOLD / USEC_PER_SEC));
+	s->logind_gone = true;
+	s->list_slot = sd_bus_slot_unref(s->list_slot);
+	for (struct session *x = s->list; x; x = x->next)
+		x->get_slot = sd_bus_slot_unref(x->get_slot);
+	if (!s->gone_timer)
+		r = sd_event_add_time_relative(sd_bus_get_event(s->bus), &s->gone_timer, CLOCK_MONOTONIC,
+					       LOGIND_GONE_HOLD, 0, on_logind_gone, s);
+	else if ((r = sd_event_source_set_time_relative(s->gone_timer, LOGIND_GONE_HOLD)) >= 0)
+		r = sd_event_source_set_enabled(s->gone_timer, SD_EVENT_ONESHOT);
+	if (r < 0)
+		on_logind_gone(NULL, 0, s);
+	else
+		sessions_update(s);
 	lock_check(s);
 	return 0;
 }
@@ -588,6 +669,7 @@ struct sessions *sessions_free(struct sessions *s)
 	sd_bus_slot_unref(s->sleep_slot);
 	sd_bus_slot_unref(s->lock_slot);
 	sd_event_source_disable_unref(s->lock_timer);
+	sd_event_source_disable_unref(s->gone_timer);
 	sd_bus_unref(s->bus);
 	free(s);
 	return NULL;

@@ -221,9 +221,10 @@ static const sd_bus_vtable session_vtable[] = {
 	SD_BUS_PROPERTY("Id", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("Name", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("User", "(uo)", property_get_user, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-	SD_BUS_PROPERTY("Class", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-	SD_BUS_PROPERTY("Type", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-	SD_BUS_PROPERTY("Remote", "b", NULL, offsetof(struct fake_session, remote), SD_BUS_VTABLE_PROPERTY_CONST),
+	/* Constant in logind 252, but the interleaving test changes them too: the daemon must cope. */
+	SD_BUS_PROPERTY("Class", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Type", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Remote", "b", NULL, offsetof(struct fake_session, remote), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("Active", "b", NULL, offsetof(struct fake_session, active), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("IdleHint", "b", NULL, offsetof(struct fake_session, idle), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("LockedHint", "b", NULL, offsetof(struct fake_session, locked),
@@ -252,6 +253,9 @@ int fake_login1_start(struct fake_login1 *f, const char *address)
 
 void fake_login1_stop(struct fake_login1 *f)
 {
+	while (f->n_held > 0)
+		fake_login1_answer(f, 0, FAKE_ANSWER_NEVER);
+	f->filter_slot = sd_bus_slot_unref(f->filter_slot);
 	for (unsigned i = 0; i < f->n_inhibitors; i++)
 		if (f->inhibitors[i].fd >= 0)
 			close(f->inhibitors[i].fd);
@@ -320,8 +324,10 @@ void fake_login1_remove(struct fake_login1 *f, struct fake_session *s)
 
 void fake_session_set(struct fake_session *s, const char *property, bool value)
 {
-	int *field = strcmp(property, "Active") == 0 ? &s->active : strcmp(property, "IdleHint") == 0 ? &s->idle
-											      : &s->locked;
+	int *field = strcmp(property, "Active") == 0	 ? &s->active
+		     : strcmp(property, "IdleHint") == 0 ? &s->idle
+		     : strcmp(property, "Remote") == 0	 ? &s->remote
+							 : &s->locked;
 
 	*field = value;
 	(void)sd_bus_emit_properties_changed(s->f->bus, s->path, LOGIN1_SESSION, property, NULL);
@@ -330,4 +336,137 @@ void fake_session_set(struct fake_session *s, const char *property, bool value)
 void fake_login1_prepare_for_sleep(struct fake_login1 *f, bool start)
 {
 	(void)sd_bus_emit_signal(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForSleep", "b", (int)start);
+}
+
+void fake_session_set_string(struct fake_session *s, const char *property, const char *value)
+{
+	char *field = strcmp(property, "Class") == 0 ? s->class : s->type;
+
+	snprintf(field, sizeof(s->type), "%s", value);
+	(void)sd_bus_emit_properties_changed(s->f->bus, s->path, LOGIN1_SESSION, property, NULL);
+}
+
+static struct fake_session *session_by_path(struct fake_login1 *f, const char *path)
+{
+	for (unsigned i = 0; path && i < f->n; i++)
+		if (!f->sessions[i].gone && strcmp(f->sessions[i].path, path) == 0)
+			return &f->sessions[i];
+	return NULL;
+}
+
+/* What sd-bus's own GetAll would send for a session, built by hand for a call answered late. */
+static int reply_session_properties(sd_bus_message *m, const struct fake_session *s)
+{
+	sd_bus_message *reply = NULL;
+	char upath[64];
+	int r;
+
+	snprintf(upath, sizeof(upath), "/org/freedesktop/login1/user/_%u", s->uid);
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "a{sv}", 9, "Id", "s", s->id, "Name", "s", s->name, "User", "(uo)",
+					  s->uid, upath, "Class", "s", s->class, "Type", "s", s->type, "Remote", "b",
+					  s->remote, "Active", "b", s->active, "IdleHint", "b", s->idle, "LockedHint",
+					  "b", s->locked);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static int answer_now(struct fake_login1 *f, sd_bus_message *m)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	const char *member = sd_bus_message_get_member(m), *iface, *prop;
+	int r;
+
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "GetAll")) {
+		struct fake_session *s = session_by_path(f, sd_bus_message_get_path(m));
+
+		if (!s)
+			return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_UNKNOWN_OBJECT, "No such session");
+		return reply_session_properties(m, s);
+	}
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Get")) {
+		if (sd_bus_message_read(m, "ss", &iface, &prop) < 0 || strcmp(prop, "Docked") != 0)
+			return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Not in the fake");
+		return sd_bus_reply_method_return(m, "v", "b", f->docked);
+	}
+	r = strcmp(member, "ListSessions") == 0	    ? method_list_sessions(m, f, &e)
+	    : strcmp(member, "ListInhibitors") == 0 ? method_list_inhibitors(m, f, &e)
+	    : strcmp(member, "LockSessions") == 0   ? method_lock_sessions(m, f, &e)
+	    : strcmp(member, "Inhibit") == 0	    ? method_inhibit(m, f, &e)
+						    : -EOPNOTSUPP;
+	if (r < 0 || sd_bus_error_is_set(&e))
+		r = sd_bus_error_is_set(&e) ? sd_bus_reply_method_error(m, &e)
+					    : sd_bus_reply_method_errorf(m, SD_BUS_ERROR_FAILED, "fake: %s", strerror(-r));
+	sd_bus_error_free(&e);
+	return r;
+}
+
+static int on_filter(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct fake_login1 *f = userdata;
+	const char *path = sd_bus_message_get_path(m);
+
+	(void)error;
+	if (!f->defer || !sd_bus_message_is_method_call(m, NULL, NULL) || !path ||
+	    strncmp(path, LOGIN1_PATH, strlen(LOGIN1_PATH)) != 0 || f->n_held >= FAKE_LOGIN1_HELD_MAX)
+		return 0;
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Introspectable", NULL) ||
+	    sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Peer", NULL))
+		return 0;
+	f->held[f->n_held++] = sd_bus_message_ref(m);
+	return 1;
+}
+
+int fake_login1_defer(struct fake_login1 *f, bool on)
+{
+	f->defer = on;
+	if (f->filter_slot)
+		return 0;
+	return sd_bus_add_filter(f->bus, &f->filter_slot, on_filter, f);
+}
+
+const char *fake_login1_held_member(struct fake_login1 *f, unsigned i)
+{
+	return i < f->n_held ? sd_bus_message_get_member(f->held[i]) : NULL;
+}
+
+void fake_login1_answer(struct fake_login1 *f, unsigned i, enum fake_answer how)
+{
+	sd_bus_message *m;
+
+	if (i >= f->n_held)
+		return;
+	m = f->held[i];
+	memmove(&f->held[i], &f->held[i + 1], (f->n_held - i - 1) * sizeof(f->held[0]));
+	f->n_held--;
+	switch (how) {
+	case FAKE_ANSWER_NOW:
+		(void)answer_now(f, m);
+		break;
+	case FAKE_ANSWER_ERROR:
+		(void)sd_bus_reply_method_errorf(m, SD_BUS_ERROR_FAILED, "fake logind: failed on purpose");
+		break;
+	case FAKE_ANSWER_NEVER:
+		break;
+	}
+	sd_bus_message_unref(m);
+}
+
+void fake_login1_leave(struct fake_login1 *f)
+{
+	if (f->away)
+		return;
+	f->away = true;
+	(void)sd_bus_release_name(f->bus, LOGIN1_NAME);
+}
+
+void fake_login1_return(struct fake_login1 *f)
+{
+	if (!f->away)
+		return;
+	f->away = false;
+	(void)sd_bus_request_name(f->bus, LOGIN1_NAME, 0);
 }

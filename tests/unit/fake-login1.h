@@ -14,7 +14,7 @@
  * only while the test pumps it (fake_login1_pump), on the test's thread.
  * Nothing here asserts.
  */
-#define FAKE_LOGIN1_SESSIONS_MAX 8
+#define FAKE_LOGIN1_SESSIONS_MAX 64
 
 struct fake_session {
 	struct fake_login1 *f;
@@ -42,6 +42,15 @@ struct fake_inhibitor {
 
 #define FAKE_LOGIN1_INHIBITORS_MAX 8
 
+/* Calls held back while deferring (fake_login1_defer()), to be answered in any order, or never. */
+#define FAKE_LOGIN1_HELD_MAX 256
+
+enum fake_answer {
+	FAKE_ANSWER_NOW,   /* as logind would answer it now */
+	FAKE_ANSWER_ERROR, /* org.freedesktop.DBus.Error.Failed */
+	FAKE_ANSWER_NEVER, /* dropped: the caller hears nothing until its own timeout */
+};
+
 struct fake_login1 {
 	sd_bus *bus;
 	struct fake_inhibitor inhibitors[FAKE_LOGIN1_INHIBITORS_MAX];
@@ -53,6 +62,12 @@ struct fake_login1 {
 	/* Set by the test: called inside LockSessions, before any session hears Lock. */
 	void (*on_lock)(struct fake_login1 *f, void *userdata);
 	void *userdata;
+	/* Deferring: every call to logind is held here instead of answered. */
+	bool defer;
+	sd_bus_slot *filter_slot;
+	sd_bus_message *held[FAKE_LOGIN1_HELD_MAX];
+	unsigned n_held;
+	bool away; /* released org.freedesktop.login1 */
 };
 
 /* Connect to address and own org.freedesktop.login1. */
@@ -67,6 +82,22 @@ struct fake_session *fake_login1_add(struct fake_login1 *f, const char *id, cons
 void fake_login1_remove(struct fake_login1 *f, struct fake_session *s);
 /* Change a property and send PropertiesChanged, as logind does. */
 void fake_session_set(struct fake_session *s, const char *property, bool value);
+/* Class or Type: a string property, changed and announced. */
+void fake_session_set_string(struct fake_session *s, const char *property, const char *value);
+
+/*
+ * While on, calls to logind are held (the filter sees them before sd-bus
+ * dispatches them); fake_login1_answer() answers the i-th held one now, with
+ * an error, or never, in whatever order the test likes. Turning deferral off
+ * answers nothing: what is held stays held.
+ */
+int fake_login1_defer(struct fake_login1 *f, bool on);
+void fake_login1_answer(struct fake_login1 *f, unsigned i, enum fake_answer how);
+/* The member of the i-th held call, for the test's event log. */
+const char *fake_login1_held_member(struct fake_login1 *f, unsigned i);
+/* Leave the bus (release the name: NameOwnerChanged to "") and come back (a new owner, as a restart shows). */
+void fake_login1_leave(struct fake_login1 *f);
+void fake_login1_return(struct fake_login1 *f);
 void fake_login1_prepare_for_sleep(struct fake_login1 *f, bool start);
 /* Another program's inhibitor, as ListInhibitors shows it; announced as logind does (BlockInhibited). */
 void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const char *who, uint32_t pid);

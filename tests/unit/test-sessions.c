@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -168,8 +169,9 @@ static void test_idle_hint_holds(void **state)
 	s = fake_login1_add(&fake, "c1", "user", "x11", false, true, false, false);
 	assert_non_null(s);
 	start("LockBeforeSleep=no\n");
-	assert_true(PUMP_UNTIL(session_locks() == 1));
-	assert_int_equal(in_log("Staying awake for session c1 of userc1 (x11) is active and not idle"), 1);
+	/* Held from the start: first while logind describes the session, then for it. */
+	assert_true(PUMP_UNTIL(in_log("Staying awake for session c1 of userc1 (x11) is active and not idle") == 1));
+	assert_int_equal(session_locks(), 1);
 	/* A second of no input at all: held by the session alone. */
 	w0 = writes();
 	fake_login1_pump(&fake, 1000);
@@ -222,7 +224,8 @@ static void test_session_new_and_removed(void **state)
 	assert_true(PUMP_UNTIL(writes() > w0 + 2));
 	s = fake_login1_add(&fake, "c6", "user", "wayland", false, true, false, true);
 	assert_non_null(s);
-	assert_true(PUMP_UNTIL(session_locks() == 1));
+	assert_true(PUMP_UNTIL(in_log("Session c6 of userc6 (user, wayland): seen") == 1));
+	assert_int_equal(session_locks(), 1);
 	fake_login1_remove(&fake, s);
 	assert_true(PUMP_UNTIL(session_locks() == 0));
 	assert_int_equal(in_log("Session c6 of userc6 (user, wayland): removed"), 1);
@@ -370,11 +373,23 @@ static void test_external_suspend(void **state)
 
 #define LID_WHAT "handle-lid-switch:handle-suspend-key"
 
+/* The lid is read by the input watch: an empty /dev/input is enough for it to run. */
+static void make_dev_input(void)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/dev", h.dir);
+	(void)mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/dev/input", h.dir);
+	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
 static void test_lid_inhibitor(void **state)
 {
 	char *handler;
 
 	(void)state;
+	make_dev_input();
 	start("LockBeforeSleep=no\n");
 	/* Ours, taken in block mode once logind listed nobody else's. */
 	assert_true(PUMP_UNTIL(fake_login1_count_inhibitors(&fake, LID_WHAT) == 1));
@@ -393,12 +408,95 @@ static void test_lid_inhibitor(void **state)
 	assert_int_equal(in_log("gsd-power (pid 77) handles the lid now: leaving it alone"), 1);
 }
 
+static int held_index(const char *member, const char *path)
+{
+	for (unsigned i = 0; i < fake.n_held; i++)
+		if (strcmp(fake_login1_held_member(&fake, i), member) == 0 &&
+		    (!path || strcmp(sd_bus_message_get_path(fake.held[i]), path) == 0))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * logind restarts: every session is described again, and one that does not
+ * count answers first. The reader's hold must not drop in between: no
+ * LockSessions() on a reader, no suspend with LockBeforeSleep=no.
+ */
+static void test_logind_restart_keeps_the_hold(void **state)
+{
+	struct fake_session *reader, *tty;
+	int w0, i;
+
+	(void)state;
+	reader = fake_login1_add(&fake, "c1", "user", "wayland", false, true, false, false);
+	tty = fake_login1_add(&fake, "c2", "user", "tty", false, true, false, false);
+	assert_non_null(reader);
+	assert_non_null(tty);
+	start("LockBeforeSleep=no\n");
+	assert_true(PUMP_UNTIL(in_log("Staying awake for session c1 of userc1 (wayland) is active and not idle") == 1));
+	w0 = writes();
+
+	assert_int_equal(fake_login1_defer(&fake, true), 0);
+	fake_login1_leave(&fake);
+	fake_login1_pump(&fake, 100);
+	fake_login1_return(&fake);
+	/* The list again, then both sessions' properties: the tty's first. */
+	assert_true(PUMP_UNTIL(held_index("ListSessions", NULL) >= 0));
+	i = held_index("ListSessions", NULL);
+	fake_login1_answer(&fake, (unsigned)i, FAKE_ANSWER_NOW);
+	assert_true(PUMP_UNTIL(held_index("GetAll", tty->path) >= 0 && held_index("GetAll", reader->path) >= 0));
+	fake_login1_answer(&fake, (unsigned)held_index("GetAll", tty->path), FAKE_ANSWER_NOW);
+	fake_login1_pump(&fake, 300);
+	assert_int_equal(session_locks(), 1);
+	fake_login1_answer(&fake, (unsigned)held_index("GetAll", reader->path), FAKE_ANSWER_NOW);
+	fake.defer = false;
+	while (fake.n_held > 0)
+		fake_login1_answer(&fake, 0, FAKE_ANSWER_NOW);
+	fake_login1_pump(&fake, 500);
+	assert_int_equal(session_locks(), 1);
+	/* Never released, never suspended: the hold stood throughout. */
+	assert_int_equal(in_log("No active session keeps us awake"), 0);
+	assert_int_equal(writes(), w0);
+}
+
+/* With no input devices nothing reads the lid: logind keeps it, and we say so. */
+static void test_no_lid_reader_no_inhibitor(void **state)
+{
+	char *handler;
+
+	(void)state;
+	start("LockBeforeSleep=no\n");
+	assert_true(PUMP_UNTIL(in_log("Not taking logind's lid and sleep key inhibitor") == 1));
+	fake_login1_pump(&fake, 300);
+	assert_int_equal(fake_login1_count_inhibitors(&fake, LID_WHAT), 0);
+	handler = string_property("LidHandler");
+	assert_string_equal(handler, "logind (no input watch: no input devices to follow)");
+	free(handler);
+}
+
+/* IdleTimeoutSec=0 turns the input watch off, and with it the lid. */
+static void test_idle_timeout_zero_no_inhibitor(void **state)
+{
+	char *handler;
+
+	(void)state;
+	make_dev_input();
+	start("LockBeforeSleep=no\n[Activity]\nIdleTimeoutSec=0\n");
+	assert_true(PUMP_UNTIL(in_log("IdleTimeoutSec=0 turns the input watch off") == 1));
+	fake_login1_pump(&fake, 300);
+	assert_int_equal(fake_login1_count_inhibitors(&fake, LID_WHAT), 0);
+	handler = string_property("LidHandler");
+	assert_string_equal(handler, "logind (no input watch: IdleTimeoutSec=0 turns the input watch off)");
+	free(handler);
+}
+
 static void test_lid_other_holder_first(void **state)
 {
 	char *handler;
 
 	(void)state;
 	fake_login1_add_inhibitor(&fake, "handle-lid-switch", "powerdevil", 55);
+	make_dev_input();
 	start("LockBeforeSleep=no\n");
 	assert_true(PUMP_UNTIL(in_log("No logind inhibitors keep us awake") == 1));
 	fake_login1_pump(&fake, 300);
@@ -437,6 +535,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_external_suspend, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_lid_inhibitor, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_lid_other_holder_first, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_logind_restart_keeps_the_hold, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_no_lid_reader_no_inhibitor, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_idle_timeout_zero_no_inhibitor, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_handle_lid_off, per_test_setup, per_test_teardown),
 	};
 

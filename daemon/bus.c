@@ -10,6 +10,7 @@
 
 #include "activity.h"
 #include "bus.h"
+#include "fdstore.h"
 #include "config.h"
 #include "log.h"
 #include "macro.h"
@@ -802,7 +803,7 @@ static int restore_one(const struct lease_spec *spec, int fd, void *userdata)
 	return 0;
 }
 
-int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct fdstore *stored, struct bus **ret)
+static int bus_connect(struct manager *m, struct bus **ret)
 {
 	struct bus *b;
 	int r;
@@ -811,10 +812,55 @@ int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct
 	if (!b)
 		return -ENOMEM;
 	b->manager = m;
-	b->max_locks = max_locks;
 	r = sd_bus_open_system_with_description(&b->bus, "autosleepd");
-	if (r < 0)
-		goto fail;
+	if (r < 0) {
+		free(b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+int bus_open(struct manager *m, const struct fdstore *stored, struct bus **ret)
+{
+	struct bus *b = NULL;
+	int r;
+
+	r = bus_connect(m, &b);
+	if (r < 0) {
+		if (!fdstore_available() && stored->n == 0) {
+			log_warning_errno(r, "No D-Bus system bus (%m): running without the D-Bus API and logind "
+					  "integration");
+			*ret = NULL;
+			return 0;
+		}
+		return log_error_errno(r, "No D-Bus system bus (%m). Exiting with the stored wake locks and the "
+				       "kernel lock kept, for a restart");
+	}
+	r = sd_bus_request_name(b->bus, BUS_NAME, 0);
+	if (r < 0) {
+		bus_free(b, true);
+		if (r == -EEXIST)
+			return log_error_errno(-EADDRINUSE, "Another autosleepd owns %s on the system bus; leaving its "
+					       "knob, wake locks and kernel lock alone", BUS_NAME);
+		if (r == -EACCES || r == -EPERM)
+			return log_error_errno(r, "The system bus refuses us the name %s (%m): is org.autosleep1.conf "
+					       "installed where dbus-daemon reads its policy (/usr/share/dbus-1/system.d "
+					       "or /etc/dbus-1/system.d)? Exiting with the stored wake locks and the kernel "
+					       "lock kept, for a restart", BUS_NAME);
+		return log_error_errno(r, "Failed to take the name %s on the system bus: %m. Exiting with the stored "
+				       "wake locks and the kernel lock kept, for a restart", BUS_NAME);
+	}
+	*ret = b;
+	return 0;
+}
+
+int bus_start(struct bus *b, unsigned max_locks, const char *store_dir, struct fdstore *stored)
+{
+	struct manager *m = b->manager;
+	int r;
+
+	b->max_locks = max_locks;
 	r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
 	if (r >= 0)
 		r = sd_bus_match_signal(b->bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
@@ -830,29 +876,21 @@ int bus_new(struct manager *m, unsigned max_locks, const char *store_dir, struct
 	if (r >= 0)
 		r = peers_new(b->bus, &b->peers);
 	if (r >= 0)
+		r = lease_store_new(store_dir, &b->store);
+	if (r >= 0)
 		r = leases_observe(&m->leases, on_lease_event, b);
 	if (r < 0)
-		goto fail;
-	r = lease_store_new(store_dir, &b->store);
-	if (r < 0)
-		goto fail;
-	/* Before the name: a client that sees us on the bus finds its restored lock. */
-	m->bus = b;
+		return r;
+	/*
+	 * The name is ours, but nothing is dispatched before the main loop
+	 * runs: a client that sees us on the bus and asks finds its restored
+	 * lock.
+	 */
 	r = lease_store_restore(b->store, stored, restore_one, b);
 	if (r > 0)
 		log_notice("Restored %d wake lock%s held across the restart", r, r == 1 ? "" : "s");
 	b->n_locks_announced = m->leases.n;
-	r = sd_bus_request_name(b->bus, BUS_NAME, 0);
-	if (r < 0) {
-		m->bus = NULL;
-		r = r == -EEXIST ? -EADDRINUSE : r;
-		goto fail;
-	}
-	*ret = b;
 	return 0;
-fail:
-	bus_free(b, false);
-	return r;
 }
 
 struct bus *bus_free(struct bus *b, bool keep_stored)

@@ -71,6 +71,16 @@ void fdstore_done(struct fdstore *s)
 	*s = (struct fdstore){};
 }
 
+void fdstore_release(struct fdstore *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		safe_close(s->entries[i].fd);
+		free(s->entries[i].name);
+	}
+	free(s->entries);
+	*s = (struct fdstore){};
+}
+
 int fdstore_push(const char *name, int fd)
 {
 	char msg[128];

@@ -29,6 +29,8 @@ int fdstore_receive(struct fdstore *s);
 int fdstore_take(struct fdstore *s, const char *name);
 /* Close whatever nobody took, and tell systemd to forget it. */
 void fdstore_done(struct fdstore *s);
+/* Close our copies only: systemd keeps its own, for the next instance (a start that failed). */
+void fdstore_release(struct fdstore *s);
 
 int fdstore_push(const char *name, int fd);
 int fdstore_remove(const char *name);

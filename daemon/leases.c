@@ -30,6 +30,17 @@ static void notify(struct leases *l, enum lease_event ev, struct lease *x, const
 		l->observers[i].fn(l, ev, x, reason, l->observers[i].userdata);
 }
 
+/*
+ * The last lease ending unwinds what the first one set up, in reverse: the
+ * first observer (the manager, which holds the machine awake) lets go last,
+ * so no later observer still acts on "held" once the machine may suspend.
+ */
+static void notify_reverse(struct leases *l, enum lease_event ev, struct lease *x, const char *reason)
+{
+	for (unsigned i = l->n_observers; i-- > 0;)
+		l->observers[i].fn(l, ev, x, reason, l->observers[i].userdata);
+}
+
 static void lease_free(struct lease *x)
 {
 	if (!x)
@@ -235,13 +246,14 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 		lease_free(x);
 		return -ENOMEM;
 	}
-	if (uid_count(l, spec->uid) < 0) {
+	if (!spec->own && uid_count(l, spec->uid) < 0) {
 		lease_free(x);
 		return -ENOMEM;
 	}
 	s = stats_get(l, spec->name);
 	if (!s) {
-		uid_uncount(l, spec->uid);
+		if (!spec->own)
+			uid_uncount(l, spec->uid);
 		lease_free(x);
 		return -ENOMEM;
 	}
@@ -254,6 +266,7 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 		x->id = l->next_id++;
 	}
 	x->uid = spec->uid;
+	x->own = spec->own;
 	x->pid = spec->pid;
 	x->since = spec->since ? spec->since : l->now(CLOCK_BOOTTIME);
 	x->since_realtime = spec->since_realtime ? spec->since_realtime : l->now(CLOCK_REALTIME);
@@ -329,7 +342,8 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 		l->tail = x->prev;
 	l->n--;
 
-	uid_uncount(l, x->uid);
+	if (!x->own)
+		uid_uncount(l, x->uid);
 	held = usec_sub_unsigned(l->now(CLOCK_BOOTTIME), x->since);
 	s = x->stats;
 	s->active--;
@@ -339,7 +353,7 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 		s->max = held;
 	s->last_change = l->now(CLOCK_REALTIME);
 	if (l->n == 0)
-		notify(l, LEASE_UNHELD, x, reason);
+		notify_reverse(l, LEASE_UNHELD, x, reason);
 	lease_free(x);
 }
 

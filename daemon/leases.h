@@ -22,6 +22,7 @@ struct lease {
 	char *owner;
 	char *why;
 	uid_t uid;
+	bool own;              /* the daemon's own hold: counts against nobody's MaxPerUser */
 	pid_t pid;
 	usec_t since;          /* CLOCK_BOOTTIME */
 	usec_t since_realtime; /* for display */
@@ -37,6 +38,7 @@ struct lease_spec {
 	const char *owner;
 	const char *why;
 	uid_t uid;
+	bool own;              /* the daemon's own hold (input, logind, sessions, start-up): no quota */
 	pid_t pid;
 	usec_t deadline;       /* CLOCK_BOOTTIME, USEC_INFINITY for none */
 	uint64_t id;           /* 0: the next free id */
@@ -114,7 +116,10 @@ void leases_init(struct leases *l);
 /* Frees every lease without telling the observers (the daemon is going away). */
 void leases_done(struct leases *l);
 
-/* Observers are called in the order they were added. -ENOSPC past LEASES_OBSERVERS_MAX. */
+/*
+ * Observers are called in the order they were added, except for LEASE_UNHELD,
+ * which unwinds LEASE_HELD in reverse order. -ENOSPC past LEASES_OBSERVERS_MAX.
+ */
 int leases_observe(struct leases *l, leases_observer_fn fn, void *userdata);
 
 int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct lease **ret);
@@ -124,6 +129,7 @@ int leases_acquire(struct leases *l, const char *name, const char *owner, const 
 int leases_release(struct leases *l, uint64_t id, const char *reason);
 void leases_release_lease(struct leases *l, struct lease *x, const char *reason);
 struct lease *leases_find(struct leases *l, uint64_t id);
+/* D-Bus wake locks of uid, for MaxPerUser: the daemon's own holds are not counted. */
 unsigned leases_count_uid(struct leases *l, uid_t uid);
 
 /* Release every lease whose deadline passed; returns the next deadline or USEC_INFINITY. */

@@ -25,6 +25,7 @@ struct logind {
 	int lid_fd;         /* our handle-lid-switch:handle-suspend-key inhibitor */
 	bool lid_pending;
 	sd_bus_slot *docked_slot;
+	sd_event_source *docked_timer; /* re-asks Docked while the lid is closed and we are docked */
 	int inhibit_fd;
 	bool inhibit_pending;
 	sd_bus_slot *props_slot;
@@ -139,6 +140,38 @@ void logind_query_docked(struct logind *l)
 		log_warning_errno(r, "Failed to ask logind whether we are docked: %m, assuming not");
 		manager_lid_docked(l->manager, false);
 	}
+}
+
+static int on_docked_timer(sd_event_source *es, uint64_t usec, void *userdata)
+{
+	(void)es;
+	(void)usec;
+	logind_query_docked(userdata);
+	return 0;
+}
+
+void logind_watch_docked(struct logind *l, bool on)
+{
+	int r;
+
+	if (!l)
+		return;
+	if (!on) {
+		(void)sd_event_source_set_enabled(l->docked_timer, SD_EVENT_OFF);
+		return;
+	}
+	/*
+	 * Docked is announced by no signal: unplugging the dock with the lid
+	 * shut would leave the machine awake in a bag. Ask again, as logind
+	 * itself re-checks a closed lid.
+	 */
+	if (!l->docked_timer)
+		r = sd_event_add_time_relative(sd_bus_get_event(l->bus), &l->docked_timer, CLOCK_MONOTONIC,
+					       LOGIND_DOCKED_RECHECK, USEC_PER_SEC, on_docked_timer, l);
+	else if ((r = sd_event_source_set_time_relative(l->docked_timer, LOGIND_DOCKED_RECHECK)) >= 0)
+		r = sd_event_source_set_enabled(l->docked_timer, SD_EVENT_ONESHOT);
+	if (r < 0)
+		log_warning_errno(r, "Failed to arm the Docked re-check: %m; undocking with the lid shut goes unseen");
 }
 
 static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
@@ -309,6 +342,7 @@ struct logind *logind_free(struct logind *l)
 	sd_bus_slot_unref(l->owner_slot);
 	sd_bus_slot_unref(l->list_slot);
 	sd_bus_slot_unref(l->docked_slot);
+	sd_event_source_disable_unref(l->docked_timer);
 	safe_close(l->inhibit_fd);
 	safe_close(l->lid_fd);
 	sd_bus_unref(l->bus);

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <systemd/sd-bus.h>
 
+#include "time-util.h"
+
 struct manager;
 struct logind;
 
@@ -29,6 +31,13 @@ void logind_set_held(struct logind *l, bool held);
 
 /* Ask logind's Docked; the answer goes to manager_lid_docked(). */
 void logind_query_docked(struct logind *l);
+/*
+ * While on, ask Docked again every LOGIND_DOCKED_RECHECK: logind announces no
+ * change of it, and an undock with the lid closed must end in a suspend.
+ * Each answer goes to manager_lid_docked(), which says whether to go on.
+ */
+#define LOGIND_DOCKED_RECHECK (10 * USEC_PER_SEC)
+void logind_watch_docked(struct logind *l, bool on);
 
 /* Parse one ListInhibitors() entry; exposed for tests. */
 bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, unsigned self);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -209,7 +210,7 @@ int manager_hold(struct manager *m, const char *name, const char *why, usec_t ti
 	struct lease *x;
 	int r;
 
-	r = manager_acquire(m, &(struct lease_spec){ .name = name, .owner = "autosleepd", .why = why, .pid = getpid(),
+	r = manager_acquire(m, &(struct lease_spec){ .name = name, .owner = "autosleepd", .why = why, .own = true, .pid = getpid(),
 						   .deadline = manager_deadline(timeout) },
 			    &x);
 	if (r < 0)
@@ -291,12 +292,37 @@ static void manager_switch_knob(struct manager *m, bool on)
 	manager_report_mode(m);
 }
 
+/*
+ * A Disable() outlives a crash or a restart by the watchdog, as wake locks
+ * do: a mark in the runtime directory, which systemd keeps across restarts
+ * and removes on stop.
+ */
+static void manager_save_disabled(struct manager *m)
+{
+	int fd;
+
+	if (!m->disabled_path)
+		return;
+	if (m->enabled) {
+		if (unlink(m->disabled_path) < 0 && errno != ENOENT)
+			log_warning_errno(negative_errno(), "Failed to remove %s: %m; a restart will find autosleep "
+					  "disabled", m->disabled_path);
+		return;
+	}
+	fd = open(m->disabled_path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		log_warning_errno(negative_errno(), "Failed to create %s: %m; a restart will find autosleep enabled",
+				  m->disabled_path);
+	safe_close(fd);
+}
+
 void manager_set_enabled(struct manager *m, bool enabled)
 {
 	if (m->enabled == enabled)
 		return;
 	m->enabled = enabled;
 	log_notice("Autosleep %s", enabled ? "enabled" : "disabled");
+	manager_save_disabled(m);
 	if (enabled)
 		manager_switch_knob(m, true);
 	suspender_set_enabled(m->suspender, enabled);
@@ -562,15 +588,23 @@ static void manager_went_away(struct manager *m)
 
 void manager_lid_docked(struct manager *m, bool docked)
 {
+	bool was_docked = m->docked;
+
 	m->docked = docked;
+	logind_watch_docked(m->logind, docked && m->lid_closed && !m->lid_handler && !m->lid_away);
 	if (!m->lid_closed || m->lid_handler || m->lid_away)
 		return;
 	if (docked) {
 		/* As logind's HandleLidSwitchDocked=ignore: a dock or a second display means someone is working. */
-		log_info("Lid closed while docked: not an absence, carrying on");
+		if (!was_docked)
+			log_info("Lid closed while docked: not an absence, carrying on");
 		return;
 	}
-	log_info("Lid closed: the user is gone; locking, and suspending as soon as no wake lock holds");
+	if (was_docked)
+		log_info("Undocked with the lid closed: the user is gone; locking, and suspending as soon as no wake "
+			 "lock holds");
+	else
+		log_info("Lid closed: the user is gone; locking, and suspending as soon as no wake lock holds");
 	m->lid_away = true;
 	manager_went_away(m);
 }
@@ -588,6 +622,7 @@ void manager_lid_switch(struct manager *m, bool closed)
 		if (!was_present)
 			return;
 		log_info("Lid opened: staying awake for a full idle period");
+		logind_watch_docked(m->logind, false);
 		m->lid_away = m->key_away = false;
 		bus_emit_changed(m->bus, "Away");
 		activity_present(m->activity);
@@ -885,14 +920,29 @@ static void manager_report_battery(struct manager *m)
 int manager_startup(struct manager *m)
 {
 	_cleanup_free_ char *runtime_dir = NULL, *store_dir = NULL;
-	_cleanup_(fdstore_done) struct fdstore stored = {};
+	_cleanup_(fdstore_release) struct fdstore stored = {};
 	char activity_lock[WAKE_LOCK_NAME_MAX + 16];
-	char *own_sources[] = { m->config.wake_lock_name, activity_lock, (char *)"[eventfd]", NULL };
+	/*
+	 * Our own wakeup sources, never named as a wake reason nor as what kept
+	 * us awake: the kernel lock, the input hold, and on kernels without
+	 * wake_lock the epoll kernel lock's item ("[eventfd]") and the source
+	 * every epoll with an EPOLLWAKEUP item has ("eventpoll"), which our own
+	 * epoll_wait() activates. Another program's epoll is still named by its
+	 * item ("[timerfd]", an input device).
+	 */
+	char *own_sources[] = { m->config.wake_lock_name, activity_lock, (char *)"[eventfd]", (char *)"eventpoll", NULL };
 	struct suspender_params p;
 	unsigned max_locks;
+	bool handle_lid;
 	sigset_t ss;
 	int r;
 
+	/*
+	 * Until start-up is done, a failure leaves everything as it was found:
+	 * the kernel lock and the stored wake locks are an earlier instance's,
+	 * or another's.
+	 */
+	m->fatal = true;
 	r = manager_report_kernel(m);
 	if (r < 0)
 		return r;
@@ -903,18 +953,36 @@ int manager_startup(struct manager *m)
 	runtime_dir = manager_runtime_dir();
 	if (runtime_dir && asprintf(&store_dir, "%s/leases", runtime_dir) < 0)
 		return log_error_errno(-ENOMEM, "Out of memory");
+	r = fdstore_receive(&stored);
+	if (r < 0)
+		log_warning_errno(r, "Failed to take the fds stored by an earlier instance: %m, ignoring");
+
+	/*
+	 * The bus name before anything an earlier or another instance left:
+	 * the knob, the lease records, the stored fds and the kernel lock. A
+	 * second instance must not touch them, and one that cannot serve the
+	 * wake locks it would restore must leave them for the next start.
+	 */
+	r = bus_open(m, &stored, &m->bus);
+	if (r < 0)
+		return r;
+	if (runtime_dir && asprintf(&m->disabled_path, "%s/disabled", runtime_dir) < 0)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	if (m->disabled_path && access(m->disabled_path, F_OK) >= 0) {
+		log_notice("Autosleep was disabled before the restart (%s): staying disabled until Enable()",
+			   m->disabled_path);
+		m->enabled = false;
+	}
+
 	/* A dry run suspends nothing, so it has no business telling the kernel it does. */
 	r = knob_init(&m->knob, m->config.set_userspace_autosleep && !m->dry_run, runtime_dir);
 	if (r < 0)
 		return log_error_errno(r, "Failed to look at /sys/power/userspace_autosleep: %m");
-	/* Before the bus name: whoever sees us on the bus sees the knob set. */
+	/* Before the main loop answers anyone: whoever asks us sees the knob set. */
 	if (m->enabled && m->knob.present && m->knob.manage)
 		manager_switch_knob(m, true);
 	else
 		manager_report_mode(m);
-	r = fdstore_receive(&stored);
-	if (r < 0)
-		log_warning_errno(r, "Failed to take the fds stored by an earlier instance: %m, ignoring");
 
 	m->kernel_wakelocks = wakelock_supported();
 	r = kernel_lock_new(m->config.wake_lock_name, m->kernel_wakelocks, &stored, &m->kernel_lock);
@@ -942,6 +1010,8 @@ int manager_startup(struct manager *m)
 	r = suspender_new(&p, &m->suspender);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up suspender: %m");
+	if (!m->enabled)
+		suspender_set_enabled(m->suspender, false);
 	r = sd_event_add_io(m->event, &m->suspender_source, suspender_get_fd(m->suspender), EPOLLIN,
 			    on_suspender_event, m);
 	if (r < 0)
@@ -962,16 +1032,15 @@ int manager_startup(struct manager *m)
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable watchdog: %m, ignoring");
 
-	r = bus_new(m, max_locks, store_dir, &stored, &m->bus);
-	if (r == -EADDRINUSE)
-		return log_error_errno(r, "Another autosleepd owns %s on the system bus", BUS_NAME);
-	if (r < 0)
-		/* Useful on a fixture tree or in an initrd; a unit always has the bus. */
-		log_warning_errno(r, "No D-Bus system bus (%m): running without the D-Bus API and logind integration");
-	else
+	if (m->bus) {
+		r = bus_start(m->bus, max_locks, store_dir, &stored);
+		if (r < 0)
+			return log_error_errno(r, "Failed to set up the D-Bus API: %m. Exiting with the stored wake "
+					       "locks and the kernel lock kept, for a restart");
 		log_info("Up to %u D-Bus wake locks (MaxPerUser=%u); they %s", max_locks, m->config.max_locks_per_user,
 			 bus_leases_persist(m->bus) ? "survive a restart through the service manager's fd store"
 						    : "end if the daemon does");
+	}
 	/* Close what nobody claimed now; the rest of start-up needs none of it. */
 	fdstore_done(&stored);
 
@@ -997,9 +1066,30 @@ int manager_startup(struct manager *m)
 	/* logind handles the lid until our inhibitor is held. */
 	m->lid_handler = strdup(m->config.handle_lid ? (m->bus ? "logind (until our inhibitor is held)" : "logind (no bus)")
 						     : "logind (HandleLid=no)");
-	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor || m->config.handle_lid)) {
+	if (m->config.idle_timeout > 0) {
+		r = activity_new(m, &m->activity);
+		if (r < 0)
+			log_notice_errno(r, "Not following user input: %m");
+	}
+	/*
+	 * The lid and the sleep key are read by the input watch: without it,
+	 * taking logind's inhibitor would leave them to nobody, and a closed
+	 * laptop would stay awake in a bag.
+	 */
+	handle_lid = m->config.handle_lid && m->activity;
+	if (m->config.handle_lid && !m->activity) {
+		const char *why = m->config.idle_timeout > 0 ? "no input devices to follow"
+							     : "IdleTimeoutSec=0 turns the input watch off";
+
+		log_notice("Not taking logind's lid and sleep key inhibitor: %s, so nothing here would read the lid; "
+			   "logind handles it", why);
+		free(m->lid_handler);
+		m->lid_handler = NULL;
+		(void)asprintf(&m->lid_handler, "logind (no input watch: %s)", why);
+	}
+	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor || handle_lid)) {
 		r = logind_new(m, bus_get_sd_bus(m->bus), m->config.honor_inhibitors, m->config.hold_sleep_inhibitor,
-			       m->config.handle_lid, &m->logind);
+			       handle_lid, &m->logind);
 		if (r < 0)
 			log_warning_errno(r, "Failed to watch logind: %m, ignoring");
 		else if (m->config.honor_inhibitors)
@@ -1019,15 +1109,10 @@ int manager_startup(struct manager *m)
 		suspender_set_prepare(m->suspender, true);
 	}
 
-	if (m->config.idle_timeout > 0) {
-		r = activity_new(m, &m->activity);
-		if (r < 0)
-			log_notice_errno(r, "Not following user input: %m");
-	}
-
 	r = suspender_start(m->suspender);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start suspender thread: %m");
+	m->fatal = false;
 	return 0;
 }
 
@@ -1082,6 +1167,7 @@ struct manager *manager_free(struct manager *m)
 	kconfig_done(&m->kconfig);
 	config_done(&m->config);
 	free(m->lid_handler);
+	free(m->disabled_path);
 	free(m);
 	return NULL;
 }

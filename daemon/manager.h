@@ -78,6 +78,7 @@ struct manager {
 	sd_event_source *suspender_source;
 	enum suspender_state state;
 	bool enabled;
+	char *disabled_path; /* $RUNTIME_DIRECTORY/disabled: exists while disabled; NULL outside a unit */
 	struct manager_stats stats;
 	char last_wake_reason[96];
 	struct battery_drain battery;

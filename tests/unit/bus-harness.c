@@ -160,7 +160,13 @@ pid_t harness_daemon_start(struct harness *h, const struct harness_daemon_opts *
 	if (harness_open_client(h, &b) < 0)
 		return -ECONNREFUSED;
 	for (int i = 0; i < 500; i++) {
-		if (harness_name_has_owner(b)) {
+		/*
+		 * Up means answering: the name is taken first, and start-up (the
+		 * knob, restored locks) ends before the main loop answers a call.
+		 */
+		if (harness_name_has_owner(b) &&
+		    sd_bus_call_method(b, HARNESS_NAME, HARNESS_PATH, "org.freedesktop.DBus.Peer", "Ping", NULL, NULL,
+				       "") >= 0) {
 			sd_bus_flush_close_unref(b);
 			return h->daemon_pid;
 		}

@@ -200,6 +200,44 @@ static void test_sigkill_then_restart(void **state)
 	assert_false(exists(saved));
 }
 
+/* A second instance (by hand, same runtime directory) touches nothing of the first's before it has the name. */
+static void test_second_instance_leaves_first_alone(void **state)
+{
+	char *const env[] = { runtime_env, NULL };
+	char *before, *after;
+	pid_t first, second;
+	int status = -1;
+
+	(void)state;
+	first = start(CONFIG, true);
+	assert_true(first > 0);
+	assert_int_equal(knob(), 1);
+	before = fixture_read("/", saved);
+	second = harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = CONFIG, .log = "second.log", .env = env, .real = true, .no_wait = true });
+	assert_true(second > 0);
+	for (int i = 0; i < 500 && waitpid(second, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (status == -1) {
+		kill(second, SIGKILL);
+		waitpid(second, NULL, 0);
+	}
+	h.daemon_pid = first;
+	assert_true(WIFEXITED(status));
+	assert_int_not_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(harness_count_in_log(&h, "second.log", "Another autosleepd owns org.autosleep1"), 1);
+	/* The first's knob, its saved old value, and the first itself are as they were. */
+	assert_int_equal(knob(), 1);
+	after = fixture_read("/", saved);
+	assert_string_equal(after, before);
+	free(before);
+	free(after);
+	assert_int_equal(kill(first, 0), 0);
+	assert_mode("runtime-knob");
+	assert_true(WIFEXITED(harness_daemon_stop(&h, SIGTERM)));
+	assert_int_equal(knob(), 0);
+}
+
 /* ExecStopPost=: after a SIGKILL with no restart, the knob goes back at once. */
 static void test_restore_knob_option(void **state)
 {
@@ -273,6 +311,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_follows_autosleep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_second_instance_leaves_first_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_then_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_knob_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_managed, setup, teardown),

@@ -140,6 +140,34 @@ static void test_cap_refuses_cleanly(void **state)
 	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
 }
 
+/* MaxPerUser counts D-Bus locks: the daemon's own holds (start-up, logind) are root's too, but not root's quota. */
+static void test_own_holds_not_counted_against_root(void **state)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int fds[4], extra;
+	sd_bus *b;
+
+	(void)state;
+	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = "[WakeLocks]\nMaxPerUser=4\nStartupHoldSec=1h\n", .log = "own.log" }) > 0);
+	assert_int_equal(harness_open_client(&h, &b), 0);
+	/* The start-up hold is there (no fd store here), held by the daemon as root. */
+	assert_int_equal(harness_count_locks(b, "autosleepd.startup"), 1);
+	for (int i = 0; i < 4; i++) {
+		if (harness_acquire(b, "mine", "quota", 0, &fds[i], &e) != 1)
+			fail_msg("lock %d of MaxPerUser=4 refused: %s", i + 1, e.message);
+	}
+	assert_true(harness_acquire(b, "mine", "quota", 0, &extra, &e) < 0);
+	assert_string_equal(e.name, SD_BUS_ERROR_LIMITS_EXCEEDED);
+	if (!strstr(e.message, "already holds 4 wake locks"))
+		fail_msg("the refusal should count root's 4 D-Bus locks: '%s'", e.message);
+	sd_bus_error_free(&e);
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+	sd_bus_flush_close_unref(b);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
 /* With the unit's LimitNOFILE=16640 the cap is WAKE_LOCKS_MAX itself, 16384 locks. */
 static void test_cap_at_unit_limit(void **state)
 {
@@ -215,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_2000_locks_40_connections, stop_daemon),
 		cmocka_unit_test_teardown(test_cap_refuses_cleanly, stop_daemon),
+		cmocka_unit_test_teardown(test_own_holds_not_counted_against_root, stop_daemon),
 		cmocka_unit_test_teardown(test_cap_at_unit_limit, stop_daemon),
 		cmocka_unit_test_teardown(test_1000_killed_clients, stop_daemon),
 	};

@@ -27,6 +27,7 @@
 #include "bus-harness.h"
 #include "fake-systemd.h"
 #include "fixture.h"
+#include "macro.h"
 #include "time-util.h"
 
 #define STORE_MAX 64
@@ -34,23 +35,37 @@
 static struct harness h;
 static struct fake_systemd sd;
 
-static pid_t start_daemon(const char *log, bool with_store)
+/*
+ * An instance with the fd store (if with_store) and systemd's environment. With
+ * address, on that bus instead of the harness's, and returning at once.
+ */
+static pid_t start_on(const char *log, bool with_store, const char *address)
 {
 	static char names[STORE_MAX * 64];
 	static int fds[STORE_MAX];
-	char *const env[] = { sd.notify_env, sd.runtime_env, NULL };
+	char addr[700];
+	char *const env[] = { sd.notify_env, sd.runtime_env, address ? addr : NULL, NULL };
 	unsigned n = with_store ? fake_systemd_copy_store(&sd, fds, STORE_MAX, names, sizeof(names)) : 0;
-	pid_t pid = harness_daemon_start(&h, &(struct harness_daemon_opts){
+	pid_t pid;
+
+	snprintf(addr, sizeof(addr), "DBUS_SYSTEM_BUS_ADDRESS=%s", address ? address : "");
+	pid = harness_daemon_start(&h, &(struct harness_daemon_opts){
 		.config = "[Backoff]\nDelaySec=100ms\n[WakeLocks]\nStartupHoldSec=0\n",
 		.log = log,
 		.env = env,
 		.fds = fds,
 		.n_fds = (int)n,
 		.fd_names = names,
+		.no_wait = address != NULL,
 	});
 	for (unsigned i = 0; i < n; i++)
 		close(fds[i]);
 	return pid;
+}
+
+static pid_t start_daemon(const char *log, bool with_store)
+{
+	return start_on(log, with_store, NULL);
 }
 
 struct lock_info {
@@ -218,6 +233,162 @@ static void test_losing_the_bus_is_fatal(void **state)
 	close(fa);
 }
 
+/* Its wait status once it exited within 5 s; -1 (and killed) if it still ran. */
+static int wait_exit(pid_t pid)
+{
+	int status;
+
+	for (int i = 0; i < 500; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			h.daemon_pid = 0;
+			return status;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	h.daemon_pid = 0;
+	return -1;
+}
+
+/* A second dbus-daemon whose policy lets nobody own org.autosleep1 (its policy file is not where it looks). */
+static pid_t refusing_bus(char *address, size_t size)
+{
+	char conf[2048], path[600], sock[512];
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/bus-refusing", h.dir);
+	if (snprintf(address, size, "unix:path=%s", sock) >= (int)size)
+		return -ENAMETOOLONG;
+	snprintf(conf, sizeof(conf),
+		 "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN\" "
+		 "\"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+		 "<busconfig><type>system</type><listen>%s</listen><auth>EXTERNAL</auth>\n"
+		 "<policy context=\"default\"><allow user=\"*\"/><deny own=\"*\"/>"
+		 "<allow receive_type=\"method_return\"/><allow receive_type=\"error\"/>"
+		 "<allow receive_type=\"signal\"/>"
+		 "<allow send_destination=\"org.freedesktop.DBus\" send_interface=\"org.freedesktop.DBus\"/>"
+		 "</policy></busconfig>\n",
+		 address);
+	fixture_write(h.dir, "bus-refusing.conf", conf);
+	snprintf(path, sizeof(path), "%s/bus-refusing.conf", h.dir);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execl("/usr/bin/dbus-daemon", "dbus-daemon", "--nofork", "--nopidfile", "--config-file", path, NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && access(sock, F_OK) < 0; i++)
+		usleep(10000);
+	usleep(100000);
+	return pid;
+}
+
+static int lease_records(void)
+{
+	char dir[600], cmd[700];
+	int n = 0;
+	FILE *p;
+
+	snprintf(dir, sizeof(dir), "%s/run/leases", h.dir);
+	snprintf(cmd, sizeof(cmd), "ls '%s' 2>/dev/null | wc -l", dir);
+	p = popen(cmd, "r");
+	if (p) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = 0;
+		pclose(p);
+	}
+	return n;
+}
+
+/* Locks restored, then no name: exit non-zero with everything kept for the next start (under ASan too). */
+static void test_no_name_keeps_stored_locks(void **state)
+{
+	char refusing[600], *unlocked;
+	const char *const bad[] = { refusing, "unix:path=/nonexistent/autosleep-test-bus" };
+	const char *const says[] = { "The system bus refuses us the name org.autosleep1", "No D-Bus system bus" };
+	pid_t pid, bus2;
+	sd_bus *client;
+	int fa, records, status;
+
+	(void)state;
+	bus2 = refusing_bus(refusing, sizeof(refusing));
+	assert_true(bus2 > 0);
+	assert_true(start_daemon("named.log", false) > 0);
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	assert_int_equal(take(client, "kept", 0, &fa, "named.log"), 1);
+	fake_systemd_pump(&sd, 200);
+	assert_true(WIFSIGNALED(harness_daemon_stop(&h, SIGKILL)));
+	fake_systemd_pump(&sd, 100);
+	records = lease_records();
+	assert_true(records >= 1);
+	fixture_write(h.dir, "sys/power/wake_unlock", "");
+
+	for (unsigned i = 0; i < ELEMENTSOF(bad); i++) {
+		char log[32];
+
+		snprintf(log, sizeof(log), "noname%u.log", i);
+		pid = start_on(log, true, bad[i]);
+		assert_true(pid > 0);
+		status = wait_exit(pid);
+		if (status == -1 || count_in_log(log, says[i]) != 1)
+			harness_show_log(&h, log);
+		assert_int_not_equal(status, -1);
+		assert_true(WIFEXITED(status));
+		assert_int_not_equal(WEXITSTATUS(status), 0);
+		assert_int_equal(count_in_log(log, says[i]), 1);
+		/* The kernel lock, the stored fds and the records stay for the next start. */
+		unlocked = fixture_read(h.dir, "sys/power/wake_unlock");
+		assert_null(strstr(unlocked, "autosleepd"));
+		free(unlocked);
+		fake_systemd_pump(&sd, 100);
+		assert_true(fake_systemd_stored(&sd, "lease-"));
+		assert_int_equal(lease_records(), records);
+	}
+
+	/* The next start with the bus takes the lock back. */
+	assert_true(start_daemon("after.log", true) > 0);
+	assert_int_equal(find_lock(client, "kept").found, 1);
+	close(fa);
+	sd_bus_flush_close_unref(client);
+	kill(bus2, SIGTERM);
+	waitpid(bus2, NULL, 0);
+}
+
+/* Disable() outlives a crash, as the locks do; Enable() ends it. */
+static void test_disable_survives_restart(void **state)
+{
+	sd_bus *client;
+	int enabled = -1;
+
+	(void)state;
+	assert_true(start_daemon("disable.log", false) > 0);
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	assert_int_equal(sd_bus_call_method(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "Disable", NULL, NULL, ""),
+			 1);
+	assert_true(WIFSIGNALED(harness_daemon_stop(&h, SIGKILL)));
+	fake_systemd_pump(&sd, 100);
+	assert_true(start_daemon("disable2.log", true) > 0);
+	assert_true(sd_bus_get_property_trivial(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "Enabled", NULL, 'b',
+						&enabled) >= 0);
+	assert_int_equal(enabled, 0);
+	assert_int_equal(count_in_log("disable2.log", "would write mem to state"), 0);
+	assert_int_equal(count_in_log("disable2.log", "Autosleep was disabled before the restart"), 1);
+
+	assert_int_equal(sd_bus_call_method(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "Enable", NULL, NULL, ""),
+			 1);
+	assert_true(WIFSIGNALED(harness_daemon_stop(&h, SIGKILL)));
+	assert_true(start_daemon("disable3.log", true) > 0);
+	assert_true(sd_bus_get_property_trivial(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "Enabled", NULL, 'b',
+						&enabled) >= 0);
+	assert_int_equal(enabled, 1);
+	sd_bus_flush_close_unref(client);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
 /* Ended after each test too: a failed assertion must not leave them holding the name or a lock. */
 static pid_t hold;
 
@@ -347,6 +518,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_sigkill_and_restart_keeps_locks, stop_leftovers),
 		cmocka_unit_test_teardown(test_no_suspend_before_logind_answers, stop_leftovers),
 		cmocka_unit_test_teardown(test_hold_takes_its_lock_again, stop_leftovers),
+		cmocka_unit_test_teardown(test_no_name_keeps_stored_locks, stop_leftovers),
+		cmocka_unit_test_teardown(test_disable_survives_restart, stop_leftovers),
 		/* Last: it kills the bus. */
 		cmocka_unit_test_teardown(test_losing_the_bus_is_fatal, stop_leftovers),
 	};

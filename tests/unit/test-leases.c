@@ -258,6 +258,39 @@ static void test_event_order(void **state)
 	assert_string_equal(x->events, "HAADRRU");
 }
 
+static char observer_trace[16];
+
+static void trace_first(struct leases *l, enum lease_event ev, struct lease *x, const char *reason, void *userdata)
+{
+	(void)l, (void)x, (void)reason, (void)userdata;
+	if (ev == LEASE_HELD || ev == LEASE_UNHELD)
+		strcat(observer_trace, ev == LEASE_HELD ? "H1" : "U1");
+}
+
+static void trace_second(struct leases *l, enum lease_event ev, struct lease *x, const char *reason, void *userdata)
+{
+	(void)l, (void)x, (void)reason, (void)userdata;
+	if (ev == LEASE_HELD || ev == LEASE_UNHELD)
+		strcat(observer_trace, ev == LEASE_HELD ? "H2" : "U2");
+}
+
+/* The first observer holds the machine awake: it hears of "held" first and of "unheld" last. */
+static void test_unheld_unwinds_in_reverse(void **state)
+{
+	struct leases l;
+	uint64_t a;
+
+	(void)state;
+	observer_trace[0] = 0;
+	leases_init(&l);
+	assert_int_equal(leases_observe(&l, trace_first, NULL), 0);
+	assert_int_equal(leases_observe(&l, trace_second, NULL), 0);
+	assert_int_equal(leases_acquire(&l, "a", "", "", 0, 0, USEC_INFINITY, &a), 0);
+	assert_int_equal(leases_release(&l, a, "released"), 0);
+	assert_string_equal(observer_trace, "H1H2U2U1");
+	leases_done(&l);
+}
+
 static void test_observer_limit(void **state)
 {
 	struct ctx *x = *state;
@@ -350,6 +383,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_event_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observer_limit, setup, teardown),
+		cmocka_unit_test(test_unheld_unwinds_in_reverse),
 		cmocka_unit_test_setup_teardown(test_restore_keeps_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_saturate, setup, teardown),
 		cmocka_unit_test(test_why_check),

@@ -210,8 +210,8 @@ int manager_hold(struct manager *m, const char *name, const char *why, usec_t ti
 	struct lease *x;
 	int r;
 
-	r = manager_acquire(m, &(struct lease_spec){ .name = name, .owner = "autosleepd", .why = why, .own = true, .pid = getpid(),
-						   .deadline = manager_deadline(timeout) },
+	r = manager_acquire(m, &(struct lease_spec){ .name = name, .owner = "autosleepd", .why = why, .own = true,
+						   .pid = getpid(), .deadline = manager_deadline(timeout) },
 			    &x);
 	if (r < 0)
 		return r;
@@ -930,7 +930,8 @@ int manager_startup(struct manager *m)
 	 * epoll_wait() activates. Another program's epoll is still named by its
 	 * item ("[timerfd]", an input device).
 	 */
-	char *own_sources[] = { m->config.wake_lock_name, activity_lock, (char *)"[eventfd]", (char *)"eventpoll", NULL };
+	char *own_sources[] = { m->config.wake_lock_name, activity_lock, (char *)"[eventfd]", (char *)"eventpoll",
+				NULL };
 	struct suspender_params p;
 	unsigned max_locks;
 	bool handle_lid;

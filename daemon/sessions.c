@@ -512,8 +512,6 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 		r = sd_event_source_set_enabled(s->gone_timer, SD_EVENT_ONESHOT);
 	if (r < 0)
 		on_logind_gone(NULL, 0, s);
-	else
-		sessions_update(s);
 	lock_check(s);
 	return 0;
 }

@@ -152,7 +152,7 @@ void soak_cycle_run(const struct soak_request *req, const struct soak_env *env, 
 		return;
 	}
 	rec->alarm_armed = before.wakealarm > 0;
-	if (env->gate_enter && env->gate_enter(env->userdata) != 0) {
+	if (env->gate_enter && env->gate_enter(env->userdata, req->force) != 0) {
 		rec->result = SOAK_BLOCKED;
 		snprintf(rec->detail, sizeof(rec->detail), "wake lock taken before the state write");
 		return;

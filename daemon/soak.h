@@ -73,11 +73,12 @@ struct soak_env {
 	/*
 	 * Around the state write only (NULL: nothing to take): the caller's
 	 * gate. enter returns 0 with it taken, or >0 when a wake lock came
-	 * after the look at leases_held (the cycle is then blocked and leave
-	 * is not called). The wakeup_count read before it may block for the
-	 * whole read timeout, and must not keep the gate meanwhile.
+	 * after the look at leases_held and force is not set (the cycle is
+	 * then blocked and leave is not called). The wakeup_count read before
+	 * it may block for the whole read timeout, and must not keep the gate
+	 * meanwhile.
 	 */
-	int (*gate_enter)(void *userdata);
+	int (*gate_enter)(void *userdata, bool force);
 	void (*gate_leave)(void *userdata);
 	void *userdata;
 	char *const *own_sources;

@@ -655,11 +655,6 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	return 0;
 }
 
-struct soak_gate {
-	struct suspender *s;
-	bool force;
-};
-
 /*
  * A soak cycle's gate, taken for its state write only: the wakeup_count read
  * before it may block for the whole read timeout (up to an hour), and
@@ -667,15 +662,14 @@ struct soak_gate {
  * on the main loop. A soak runs whether or not the loop is enabled, so only
  * a lease (unless forced) and stopping keep it out.
  */
-static int soak_gate_enter(void *userdata)
+static int soak_gate_enter(void *userdata, bool force)
 {
-	struct soak_gate *g = userdata;
-	struct suspender *s = g->s;
+	struct suspender *s = userdata;
 	bool out;
 
 	pthread_mutex_lock(&s->gate);
 	pthread_mutex_lock(&s->lock);
-	out = s->stopping || (s->blocked && !g->force);
+	out = s->stopping || (s->blocked && !force);
 	pthread_mutex_unlock(&s->lock);
 	if (out)
 		pthread_mutex_unlock(&s->gate);
@@ -684,23 +678,22 @@ static int soak_gate_enter(void *userdata)
 
 static void soak_gate_leave(void *userdata)
 {
-	struct soak_gate *g = userdata;
+	struct suspender *s = userdata;
 
-	pthread_mutex_unlock(&g->s->gate);
+	pthread_mutex_unlock(&s->gate);
 }
 
 /* Run the queued soak cycle, if any; false when there was none. */
 static bool run_soak(struct suspender *s)
 {
 	struct suspender_event ev = { .type = SUSPENDER_EVENT_SOAK };
-	struct soak_gate gate = { .s = s };
 	struct soak_env env = {
 		.own_sources = s->own_sources,
 		.signo = SUSPENDER_SIGNAL,
 		.now = s->now,
 		.gate_enter = soak_gate_enter,
 		.gate_leave = soak_gate_leave,
-		.userdata = &gate,
+		.userdata = s,
 	};
 	struct soak_request req;
 
@@ -715,7 +708,6 @@ static bool run_soak(struct suspender *s)
 	env.leases_held = s->blocked;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	gate.force = req.force;
 
 	emit_state(s, SUSPENDER_SUSPENDING);
 	soak_cycle_run(&req, &env, &ev.soak);

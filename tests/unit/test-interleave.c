@@ -995,7 +995,7 @@ static void make_source(const char *dir, const char *name)
 static int scenario_own_sources(void)
 {
 	const char *const names[] = { "eventpoll", "[eventfd]", "other-program" };
-	usec_t until;
+	struct kernel_wake_lock *held;
 	unsigned n, blocked;
 	bool other = false, ours = false;
 	int r;
@@ -1012,15 +1012,19 @@ static int scenario_own_sources(void)
 	}
 	if (!RUN_UNTIL(suspends() > 0, 5 * USEC_PER_SEC))
 		fail("own sources: no suspend to start from");
-	/* A wakeup source holds the next read for 400 ms; all three are active meanwhile. */
+	/*
+	 * A wakeup source holds the next read until the three have moved and
+	 * the read has blocked for longer than SUSPEND_BLOCKED_READ_USEC; it
+	 * ends then, not on a timer, so a slow run (valgrind) cannot end it
+	 * before the sources moved.
+	 */
 	pthread_mutex_lock(&fk.lock);
 	blocked = fk.blocked_reads;
-	until = now(CLOCK_MONOTONIC) + 400 * MS;
 	snprintf(fk.locks[fk.n_locks].name, sizeof(fk.locks[0].name), "held-by-test");
-	fk.locks[fk.n_locks++].until = until;
+	fk.locks[fk.n_locks++].until = USEC_INFINITY;
 	pthread_mutex_unlock(&fk.lock);
-	event("a kernel wakeup source for 400 ms");
-	if (!RUN_UNTIL(fk.blocked_reads > blocked, 2 * USEC_PER_SEC))
+	event("a kernel wakeup source until the read blocked");
+	if (!RUN_UNTIL(fk.blocked_reads > blocked, 5 * USEC_PER_SEC))
 		fail("own sources: the read never blocked");
 	for (unsigned i = 0; i < ELEMENTSOF(names); i++) {
 		char dir[16];
@@ -1030,6 +1034,15 @@ static int scenario_own_sources(void)
 		bump(dir, "event_count", 1);
 		bump(dir, "total_time_ms", 300);
 	}
+	run_for(2 * SUSPEND_BLOCKED_READ_USEC);
+	/* As wake_unlock would: the source ends, an event. */
+	pthread_mutex_lock(&fk.lock);
+	held = fk_find("held-by-test");
+	if (held) {
+		*held = fk.locks[--fk.n_locks];
+		fk.count++;
+	}
+	pthread_mutex_unlock(&fk.lock);
 	n = suspends();
 	if (!RUN_UNTIL(suspends() > n, 5 * USEC_PER_SEC))
 		fail("own sources: no suspend after the source ended");

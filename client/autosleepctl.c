@@ -35,7 +35,8 @@ static void help(void)
 	       "Commands:\n"
 	       "  status                 Show state, wake locks, recent cycles, the kernel's mode for\n"
 	       "                         frequent suspend (compile-time, runtime-knob or none), logind's\n"
-	       "                         sessions, the lid, the lock step and the battery's drain\n"
+	       "                         sessions, the lid, the lock step, the next wake-up by a systemd\n"
+	       "                         timer, the timers held for and the battery's drain\n"
 	       "  list                   List wake locks\n"
 	       "  hold [OPTIONS] -- CMD  Hold a wake lock while CMD runs; exit with its status\n"
 	       "  stats                  Show per-lock and suspend statistics\n"
@@ -514,6 +515,83 @@ static int print_sessions(sd_bus *bus, bool json)
 	return 0;
 }
 
+/* A CLOCK_REALTIME time as the clock on the wall shows it: the time alone today, with the date otherwise. */
+static void format_wall(char *buf, size_t size, usec_t t)
+{
+	time_t sec = (time_t)(t / USEC_PER_SEC), today = time(NULL);
+	struct tm tm, now_tm;
+
+	if (!localtime_r(&sec, &tm) || !localtime_r(&today, &now_tm)) {
+		snprintf(buf, size, "@%" PRIu64, (uint64_t)t);
+		return;
+	}
+	strftime(buf, size, tm.tm_yday == now_tm.tm_yday && tm.tm_year == now_tm.tm_year ? "%H:%M:%S" : "%a %Y-%m-%d %H:%M:%S",
+		 &tm);
+}
+
+/*
+ * systemd's WakeSystem= timers as autosleepd follows them: the next one
+ * due, and the ones it holds the machine awake for (NextWakeUp, TimerHolds).
+ */
+static int print_timers(sd_bus *bus, bool json, bool *first)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *next = NULL, *holds = NULL;
+	const char *id, *unit, *phase;
+	uint64_t when, since;
+	usec_t t = now(CLOCK_REALTIME);
+	char a[64], b[FORMAT_TIMESPAN_MAX];
+	bool first_row = true;
+	unsigned n = 0;
+	int r;
+
+	r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NextWakeUp", &e, &next, "(st)");
+	if (r < 0)
+		return bus_fail("read NextWakeUp", &e, r);
+	r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "TimerHolds", &e, &holds, "a(ssst)");
+	if (r < 0)
+		return bus_fail("read TimerHolds", &e, r);
+	r = sd_bus_message_read(next, "(st)", &id, &when);
+	if (r < 0)
+		return r;
+	if (json) {
+		json_kv_string(stdout, first, "next_wake_up", id);
+		json_kv_u64(stdout, first, "next_wake_up_usec", when);
+		json_key(stdout, first, "timer_holds");
+		fputc('[', stdout);
+	} else if (id[0]) {
+		format_wall(a, sizeof(a), when);
+		printf("Next wake-up:     %s at %s (%s %s)\n", id, a, when >= t ? "in" : "due",
+		       when >= t ? format_timespan(b, sizeof(b), when - t) : "now");
+	} else {
+		printf("Next wake-up:     none (no systemd timer with WakeSystem=yes is scheduled)\n");
+	}
+	r = sd_bus_message_enter_container(holds, 'a', "(ssst)");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_read(holds, "(ssst)", &id, &unit, &phase, &since)) > 0) {
+		if (json) {
+			bool f = true;
+
+			json_object_in_array(stdout, &first_row);
+			json_kv_string(stdout, &f, "timer", id);
+			json_kv_string(stdout, &f, "unit", unit);
+			json_kv_string(stdout, &f, "phase", phase);
+			json_kv_u64(stdout, &f, "since_usec", since);
+			fputc('}', stdout);
+			continue;
+		}
+		printf("%s %s %s %s for %s%s\n", n++ ? "                 " : "Timer holds:     ", id, phase, unit,
+		       format_timespan(b, sizeof(b), t > since ? t - since : 0),
+		       strcmp(phase, "capped") == 0 ? " (MaxHoldSec reached: not held)" : "");
+	}
+	if (r < 0)
+		return r;
+	if (json)
+		fputc(']', stdout);
+	return 0;
+}
+
 static int verb_status(sd_bus *bus, int argc, char **argv)
 {
 	_cleanup_free_ char *state = NULL, *reason = NULL, *kernel = NULL, *mode = NULL, *lock_step = NULL;
@@ -581,6 +659,9 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_kv_string(stdout, &first, "lid", lid);
 		json_kv_string(stdout, &first, "lid_handler", lid_handler);
 		json_kv_bool(stdout, &first, "away", away);
+		r = print_timers(bus, true, &first);
+		if (r < 0)
+			return r;
 		json_key(stdout, &first, "sessions");
 		r = print_sessions(bus, true);
 		if (r < 0)
@@ -604,6 +685,9 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		} else
 			printf("User input:       not followed\n");
 		print_battery(share, drain, power);
+		r = print_timers(bus, false, NULL);
+		if (r < 0)
+			return r;
 		r = print_sessions(bus, false);
 		if (r < 0)
 			return r;

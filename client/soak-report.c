@@ -18,6 +18,7 @@ static const char *const class_names[_SOAK_CLASS_MAX] = {
 	[SOAK_CLASS_FAILURE] = "failure",
 	[SOAK_CLASS_ALARM_NOT_CLEARED] = "alarm-not-cleared",
 	[SOAK_CLASS_HANG] = "hang",
+	[SOAK_CLASS_ALARM_IMMINENT] = "alarm-imminent",
 };
 
 /* Timeline colours, by class. */
@@ -29,6 +30,7 @@ static const char *const class_colors[_SOAK_CLASS_MAX] = {
 	[SOAK_CLASS_FAILURE] = "#c62828",
 	[SOAK_CLASS_ALARM_NOT_CLEARED] = "#6a1b9a",
 	[SOAK_CLASS_HANG] = "#000000",
+	[SOAK_CLASS_ALARM_IMMINENT] = "#1565c0",
 };
 
 const char *soak_class_to_string(enum soak_class c)
@@ -55,7 +57,7 @@ void soak_cycle_init(struct soak_cycle *c, unsigned cycle)
 
 bool soak_class_is_failure(enum soak_class c)
 {
-	return c != SOAK_CLASS_SUCCESS && c != SOAK_CLASS_BLOCKED;
+	return c != SOAK_CLASS_SUCCESS && c != SOAK_CLASS_BLOCKED && c != SOAK_CLASS_ALARM_IMMINENT;
 }
 
 uint64_t soak_wake_tolerance(uint64_t requested_usec)
@@ -773,8 +775,9 @@ void soak_report_markdown(FILE *f, const struct soak_provenance *p, const struct
 	fprintf(f, "%zu cycles.\n\n| Result | Cycles |\n|---|---|\n", s.cycles);
 	for (int i = 0; i < _SOAK_CLASS_MAX; i++)
 		fprintf(f, "| %s | %zu |\n", class_names[i], s.by_class[i]);
-	fprintf(f, "\n- Failures (neither success nor blocked): %zu\n",
-		s.cycles - s.by_class[SOAK_CLASS_SUCCESS] - s.by_class[SOAK_CLASS_BLOCKED]);
+	fprintf(f, "\n- Failures (neither success, blocked nor alarm-imminent): %zu\n",
+		s.cycles - s.by_class[SOAK_CLASS_SUCCESS] - s.by_class[SOAK_CLASS_BLOCKED] -
+			s.by_class[SOAK_CLASS_ALARM_IMMINENT]);
 	fprintf(f, "- suspend_stats deltas: success +%" PRIu64 ", fail +%" PRIu64 "\n", s.stats_success, s.stats_fail);
 	fprintf(f, "- Premature wakes: %zu, late wakes: %zu (tolerance 1 s + 10%% of the request)\n", s.premature, s.late);
 	fprintf(f, "- Cycles with kernel BUG/WARNING lines: %zu\n", s.bugs);

@@ -23,6 +23,7 @@ enum soak_class {
 	SOAK_CLASS_FAILURE,
 	SOAK_CLASS_ALARM_NOT_CLEARED,
 	SOAK_CLASS_HANG,
+	SOAK_CLASS_ALARM_IMMINENT, /* a wake alarm was due: work about to run, not a fault */
 	_SOAK_CLASS_MAX,
 	_SOAK_CLASS_INVALID = -22,
 };

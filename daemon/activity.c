@@ -470,26 +470,36 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
-void activity_resumed(struct activity *a, const char *wake_reason)
+/*
+ * After a resume: a full idle period if an input device woke us; nothing if
+ * a timer we know of did (its own hold keeps the machine up exactly as long
+ * as its work runs); else ResumeGraceSec. A soak cycle's client asks for
+ * the next cycle itself.
+ */
+static void on_wake(struct manager *m, enum manager_wake_event ev, struct manager_wake *w, void *userdata)
 {
+	struct activity *a = userdata;
 	_cleanup_free_ char *copy = NULL;
 	char *saveptr = NULL, *tok;
 	bool by_input = false;
 
-	if (!a)
+	(void)m;
+	if (ev != MANAGER_WAKE_RESUMED || w->soak)
 		return;
 	/* Devices may have come and gone while we slept. */
 	activity_scan(a, true);
 	copy = strdup(a->m->config.input_wake_sources);
 	for (tok = copy ? strtok_r(copy, " \t", &saveptr) : NULL; tok; tok = strtok_r(NULL, " \t", &saveptr))
-		if (strstr(wake_reason, tok))
+		if (strstr(w->reason, tok))
 			by_input = true;
 	/* With the lid closed, a wake by the keyboard under it is no user. */
 	if (by_input && !manager_away(a->m)) {
-		log_info("Woken by input (%s): staying awake for a full idle period", wake_reason);
+		log_info("Woken by input (%s): staying awake for a full idle period", w->reason);
 		manager_user_active(a->m);
 		idle_clock_input(&a->idle, now(CLOCK_BOOTTIME), a->m->stats.total_asleep);
 		activity_hold(a, a->m->config.idle_timeout);
+	} else if (w->timer[0]) {
+		log_debug("Woken by %s: its hold replaces the resume grace", w->timer);
 	} else if (a->m->config.resume_grace > 0) {
 		activity_hold(a, a->m->config.resume_grace);
 	}
@@ -599,6 +609,9 @@ int activity_new(struct manager *m, struct activity **ret)
 	r = sd_event_add_io(m->event, &a->inotify_src, a->inotify_fd, EPOLLIN, on_inotify, a);
 	if (r < 0)
 		goto fail;
+	r = manager_observe_wake(m, on_wake, a);
+	if (r < 0)
+		goto fail;
 	activity_scan(a, false);
 	log_info("Following user input in %s: idle timeout %llus, %u device%s", a->dir,
 		 (unsigned long long)(m->config.idle_timeout / USEC_PER_SEC), a->n_devices, a->n_devices == 1 ? "" : "s");
@@ -617,6 +630,7 @@ struct activity *activity_free(struct activity *a)
 
 	if (!a)
 		return NULL;
+	manager_unobserve_wake(a->m, on_wake, a);
 	while ((d = a->devices)) {
 		a->devices = d->next;
 		device_free(d);

@@ -23,9 +23,6 @@ struct activity;
 int activity_new(struct manager *m, struct activity **ret);
 struct activity *activity_free(struct activity *a);
 
-/* After a resume: a full idle period if an input device woke us, else ResumeGraceSec. */
-void activity_resumed(struct activity *a, const char *wake_reason);
-
 /* The user is gone (lid closed, sleep key): drop the hold, so only leases keep the machine awake. */
 void activity_away(struct activity *a);
 /* The user is here (lid opened): a full idle period, as for input. */

@@ -20,13 +20,14 @@
 #include "sessions.h"
 #include "polkit.h"
 #include "soak-session.h"
+#include "timers.h"
 
 /* Properties that change together are sent in one PropertiesChanged per loop iteration. */
 static const char *const changed_names[] = {
 	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
 	"UserspaceAutosleep", "UserspaceAutosleepKnob",
 	"AsleepShare", "BatteryDrainAwake", "BatteryDrainAsleep", "BatteryPowerAwake", "BatteryPowerAsleep",
-	"Sessions", "LockStep", "ExternalSuspendCount", "Lid", "LidHandler", "Away",
+	"Sessions", "LockStep", "ExternalSuspendCount", "Lid", "LidHandler", "Away", "NextWakeUp", "TimerHolds",
 };
 
 struct bus {
@@ -404,7 +405,8 @@ static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
 				  "LateCancels", "t", s->results[SUSPEND_LATE_CANCEL], "Failures", "t",
 				  s->results[SUSPEND_FAILURE], "TimeAsleepUSec", "t", (uint64_t)s->total_asleep);
 	if (r >= 0)
-		r = sd_bus_message_append(reply, "{sv}", "ExternalSuspends", "t", s->results[SUSPEND_EXTERNAL]);
+		r = sd_bus_message_append(reply, "{sv}{sv}", "ExternalSuspends", "t", s->results[SUSPEND_EXTERNAL],
+					  "AlarmImminent", "t", s->results[SUSPEND_ALARM_IMMINENT]);
 	if (r >= 0)
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "InputEvents", "t", activity_events(mgr->activity),
 					  "InputOverflows", "t", activity_overflows(mgr->activity), "ActivityHoldWrites", "t",
@@ -672,6 +674,37 @@ static int property_get_sessions(sd_bus *bus, const char *path, const char *inte
 	return sd_bus_message_close_container(reply);
 }
 
+/* The WakeSystem timer due next and when (CLOCK_REALTIME usec); ("", 0) for none. */
+static int property_get_next_wake_up(sd_bus *bus, const char *path, const char *interface, const char *property,
+				     sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+	const char *id = "";
+	usec_t when = 0;
+
+	if (!timers_next(mgr->timers, &id, &when)) {
+		id = "";
+		when = 0;
+	}
+	return sd_bus_message_append(reply, "(st)", id, (uint64_t)when);
+}
+
+static int property_get_timer_holds(sd_bus *bus, const char *path, const char *interface, const char *property,
+				    sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct manager *mgr = userdata;
+	struct timer_info ti;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(ssst)");
+	for (unsigned i = 0; r >= 0 && timers_get(mgr->timers, i, &ti); i++)
+		r = sd_bus_message_append(reply, "(ssst)", ti.id, ti.unit, timer_phase_to_string(ti.phase),
+					  (uint64_t)ti.since);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
+}
+
 /* The battery figures of the last hour; -1 where there is none (see battery-drain.h). */
 static double battery_figure(const struct battery_drain_summary *s, const char *property)
 {
@@ -745,6 +778,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("LidHandler", "s", property_get_lid_handler, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	/* The lid closed (undocked) or the sleep key pressed: no idle timeout, built-in input ignored. */
 	SD_BUS_PROPERTY("Away", "b", property_get_away, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("NextWakeUp", "(st)", property_get_next_wake_up, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("TimerHolds", "a(ssst)", property_get_timer_holds, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLock", SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec),
 				SD_BUS_RESULT("h", fd), method_acquire_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReleaseWakeLock", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

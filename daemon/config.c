@@ -37,6 +37,9 @@ void config_init(struct config *c)
 		.lock_before_sleep = true,
 		.lock_timeout = 2 * USEC_PER_SEC,
 		.handle_lid = true,
+		.hold_wake_timers = true,
+		.timer_max_hold = 30 * USEC_PER_MINUTE,
+		.timer_guard = 3 * USEC_PER_SEC,
 		.idle_timeout = 30 * USEC_PER_SEC,
 		.resume_grace = 5 * USEC_PER_SEC,
 		.input_classes = (1u << INPUT_CLASS_KEYBOARD) | (1u << INPUT_CLASS_POINTER) | (1u << INPUT_CLASS_TOUCHPAD) |
@@ -346,6 +349,11 @@ static const struct config_key config_keys[_CONFIG_KEY_MAX] = {
 	KEY(CONFIG_KEY_LOCK_TIMEOUT, "Logind", "LockTimeoutSec", parse_usec, lock_timeout,
 	    "a time span from 1ms to 1min", .min = USEC_PER_MSEC, .max = USEC_PER_MINUTE),
 	KEY(CONFIG_KEY_HANDLE_LID, "Logind", "HandleLid", parse_bool, handle_lid, "a boolean"),
+	KEY(CONFIG_KEY_HOLD_WAKE_TIMERS, "Timers", "HoldWakeTimers", parse_bool, hold_wake_timers, "a boolean"),
+	KEY(CONFIG_KEY_TIMER_MAX_HOLD, "Timers", "MaxHoldSec", parse_usec, timer_max_hold,
+	    "a time span from 1s to 24h", .min = USEC_PER_SEC, .max = CONFIG_TIME_MAX),
+	KEY(CONFIG_KEY_TIMER_GUARD, "Timers", "GuardSec", parse_usec, timer_guard,
+	    "a time span up to 1min, 0 to not guard", .min = 0, .max = USEC_PER_MINUTE),
 };
 
 static bool section_known(const char *section)

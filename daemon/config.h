@@ -45,6 +45,9 @@ enum config_key_id {
 	CONFIG_KEY_LOCK_BEFORE_SLEEP,
 	CONFIG_KEY_LOCK_TIMEOUT,
 	CONFIG_KEY_HANDLE_LID,
+	CONFIG_KEY_HOLD_WAKE_TIMERS,
+	CONFIG_KEY_TIMER_MAX_HOLD,
+	CONFIG_KEY_TIMER_GUARD,
 	_CONFIG_KEY_MAX,
 	_CONFIG_KEY_INVALID = -EINVAL,
 };
@@ -84,6 +87,10 @@ struct config {
 	bool lock_before_sleep;    /* LockSessions() before the first suspend after user activity */
 	usec_t lock_timeout;       /* how long to wait for LockedHint=true */
 	bool handle_lid;           /* take logind's lid and sleep key inhibitors and handle them */
+	/* [Timers] */
+	bool hold_wake_timers;     /* follow systemd's WakeSystem= timers and hold while their work runs */
+	usec_t timer_max_hold;     /* the longest a running timer holds the machine */
+	usec_t timer_guard;        /* hold from this long before a WakeSystem timer is due until it fired */
 
 	struct config_origin origin[_CONFIG_KEY_MAX];
 	unsigned n_assignments;

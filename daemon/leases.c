@@ -24,6 +24,16 @@ int leases_observe(struct leases *l, leases_observer_fn fn, void *userdata)
 	return 0;
 }
 
+void leases_unobserve(struct leases *l, leases_observer_fn fn, void *userdata)
+{
+	for (unsigned i = 0; i < l->n_observers; i++)
+		if (l->observers[i].fn == fn && l->observers[i].userdata == userdata) {
+			memmove(&l->observers[i], &l->observers[i + 1], (l->n_observers - i - 1) * sizeof(l->observers[0]));
+			l->n_observers--;
+			return;
+		}
+}
+
 static void notify(struct leases *l, enum lease_event ev, struct lease *x, const char *reason)
 {
 	for (unsigned i = 0; i < l->n_observers; i++)

@@ -81,7 +81,7 @@ struct leases;
 typedef void (*leases_observer_fn)(struct leases *l, enum lease_event ev, struct lease *x, const char *reason,
 				   void *userdata);
 
-/* The daemon has four observers; tests add one. */
+/* The daemon has five observers; tests add one. */
 #define LEASES_OBSERVERS_MAX 8
 
 /* How many leases one uid holds; there are few uids, so a short array. */
@@ -121,6 +121,8 @@ void leases_done(struct leases *l);
  * which unwinds LEASE_HELD in reverse order. -ENOSPC past LEASES_OBSERVERS_MAX.
  */
 int leases_observe(struct leases *l, leases_observer_fn fn, void *userdata);
+/* Remove an observer (a module going away before the registry). */
+void leases_unobserve(struct leases *l, leases_observer_fn fn, void *userdata);
 
 int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct lease **ret);
 /* deadline is CLOCK_BOOTTIME, USEC_INFINITY for none. Returns 0 and the id, or -errno. */

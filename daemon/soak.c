@@ -21,6 +21,7 @@ static const char *const result_names[_SOAK_RESULT_MAX] = {
 	[SOAK_FAILURE] = "failure",
 	[SOAK_ALARM_NOT_CLEARED] = "alarm-not-cleared",
 	[SOAK_HANG] = "hang",
+	[SOAK_ALARM_IMMINENT] = "alarm-imminent",
 };
 
 const char *soak_result_to_string(enum soak_result r)
@@ -195,6 +196,9 @@ void soak_cycle_run(const struct soak_request *req, const struct soak_env *env, 
 		rec->result = SOAK_LATE_CANCEL;
 		snprintf(rec->detail, sizeof(rec->detail), "%s", rep.cancel_source);
 		set_blockers(&before.sources, &after.sources, env, rec);
+		break;
+	case SUSPEND_ALARM_IMMINENT:
+		rec->result = SOAK_ALARM_IMMINENT;
 		break;
 	case SUSPEND_EARLY_CANCEL:
 	case SUSPEND_FAILURE:

@@ -26,6 +26,7 @@ enum soak_result {
 	SOAK_FAILURE,            /* state write failed with no wakeup: a device, a step, an errno */
 	SOAK_ALARM_NOT_CLEARED,  /* suspended and resumed, but the alarm was still armed: woken before it */
 	SOAK_HANG,               /* the state write did not return in time (the daemon's watchdog) */
+	SOAK_ALARM_IMMINENT,     /* the kernel's alarmtimer refused: a wake alarm was due within 2 s */
 	_SOAK_RESULT_MAX,
 	_SOAK_RESULT_INVALID = -22,
 };

@@ -113,12 +113,45 @@ static bool irq_fresh(const struct suspend_snapshot *b, const struct suspend_sna
 	return a->wakeup_irq != b->wakeup_irq || step != _SUSPEND_STAT_INVALID || error == -EBUSY;
 }
 
+/*
+ * kernel/time/alarmtimer.c refuses a suspend while an alarm is due within
+ * 2 s: its device's suspend callback fails with EBUSY, and it reports a
+ * wakeup event on that device so a wakeup_count handshake sees one. Either
+ * trace alone names it: the failed device, when the step counters moved
+ * (the kernel's own record), or the alarmtimer wakeup source as the only
+ * one that moved.
+ */
+#define ALARMTIMER_DEV "alarmtimer"
+
+static bool alarm_refused(const struct suspend_snapshot *b, const struct suspend_snapshot *a, int error,
+			  enum suspend_stat step, const char *sources, size_t n_sources)
+{
+	if (error != -EBUSY)
+		return false;
+	if (step != _SUSPEND_STAT_INVALID && stat_moved(b, a, SUSPEND_STAT_FAIL))
+		return strncmp(a->last_failed_dev, ALARMTIMER_DEV, strlen(ALARMTIMER_DEV)) == 0;
+	return n_sources == 1 && strncmp(sources, ALARMTIMER_DEV, strlen(ALARMTIMER_DEV)) == 0;
+}
+
 static void classify_failure(const struct suspend_snapshot *b, const struct suspend_snapshot *a, int error,
 			     struct suspend_report *rep)
 {
 	enum suspend_stat step = step_moved(b, a);
 	char irq[96] = "", sources[96] = "";
 	size_t n = 0;
+
+	if (b->have_sources && a->have_sources)
+		n = wakeup_sources_moved(&b->sources, &a->sources, NULL, sources, sizeof(sources));
+	/* Before the wakeup check: the wakeup event it reports is its refusal, not a wakeup. */
+	if (alarm_refused(b, a, error, step, sources, n)) {
+		rep->result = SUSPEND_ALARM_IMMINENT;
+		rep->failed_errno = error;
+		snprintf(rep->failed_dev, sizeof(rep->failed_dev), "%s",
+			 step != _SUSPEND_STAT_INVALID ? a->last_failed_dev : sources);
+		snprintf(rep->failed_step, sizeof(rep->failed_step), "%s",
+			 step != _SUSPEND_STAT_INVALID && a->last_failed_step[0] ? a->last_failed_step : "suspend");
+		return;
+	}
 
 	/*
 	 * A wakeup first: its abort makes the kernel count a failed step too
@@ -128,8 +161,6 @@ static void classify_failure(const struct suspend_snapshot *b, const struct susp
 	 */
 	if (irq_fresh(b, a, error, step))
 		format_irq(a, irq, sizeof(irq));
-	if (b->have_sources && a->have_sources)
-		n = wakeup_sources_moved(&b->sources, &a->sources, NULL, sources, sizeof(sources));
 	if (irq[0] || n > 0) {
 		rep->result = SUSPEND_LATE_CANCEL;
 		snprintf(rep->cancel_source, sizeof(rep->cancel_source), "%s%s%s%s%s%s", irq,

@@ -83,6 +83,7 @@ static const char *const result_names[_SUSPEND_RESULT_MAX] = {
 	[SUSPEND_EARLY_CANCEL] = "early-cancel",
 	[SUSPEND_LATE_CANCEL] = "late-cancel",
 	[SUSPEND_FAILURE] = "failure",
+	[SUSPEND_ALARM_IMMINENT] = "alarm-imminent",
 	[SUSPEND_EXTERNAL] = "external",
 };
 
@@ -388,6 +389,7 @@ enum verdict {
 	VERDICT_GOOD,
 	VERDICT_BAD,
 	VERDICT_NEUTRAL, /* early cancel: the protocol working, neither good nor bad */
+	VERDICT_WAIT,    /* neither good nor bad, but retrying at once would be refused again: the current delay */
 };
 
 /* Send the result; returns the delay before the next attempt. */
@@ -403,6 +405,7 @@ static usec_t finish_attempt(struct suspender *s, struct suspend_report *rep, en
 		backoff_bad(&s->backoff);
 		break;
 	case VERDICT_NEUTRAL:
+	case VERDICT_WAIT:
 		break;
 	}
 	rep->bad_streak = s->backoff.bad;
@@ -651,7 +654,12 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 		set_blockers(s, &before.sources, &after.sources);
 	if (rep.result == SUSPEND_LATE_CANCEL)
 		log_full(step, "State write failed (%s): late cancel by %s", strerror(-r), rep.cancel_source);
-	*ret_delay = finish_attempt(s, &rep, VERDICT_BAD);
+	/*
+	 * An alarm due within 2 s: the kernel refuses until it fired. That is
+	 * no sign of a broken machine, so the delay does not grow, but an
+	 * attempt at once would only be refused again.
+	 */
+	*ret_delay = finish_attempt(s, &rep, rep.result == SUSPEND_ALARM_IMMINENT ? VERDICT_WAIT : VERDICT_BAD);
 	return 0;
 }
 

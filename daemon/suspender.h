@@ -31,6 +31,12 @@ enum suspend_result {
 	SUSPEND_EARLY_CANCEL, /* wakeup_count write rejected: an event came after our read */
 	SUSPEND_LATE_CANCEL,  /* state write failed and a wakeup source or wake IRQ moved: a wakeup aborted it */
 	SUSPEND_FAILURE,      /* state write failed with no wakeup event: a device or the kernel */
+	/*
+	 * The kernel's alarmtimer refused: a wake alarm (a systemd timer with
+	 * WakeSystem=, any CLOCK_*_ALARM timer) is due within 2 s. The machine
+	 * is fine; the alarm is work about to run. No backoff.
+	 */
+	SUSPEND_ALARM_IMMINENT,
 	SUSPEND_EXTERNAL,     /* not ours: logind suspended (systemctl suspend, a desktop); never counted as ours */
 	_SUSPEND_RESULT_MAX,
 	_SUSPEND_RESULT_INVALID = -22,

@@ -288,7 +288,7 @@ static void test_report(void **state)
 	assert_int_equal(count(svg, "<title>cycle "), N_FIXTURE);
 	assert_int_equal(count(svg, "<svg"), 1);
 	assert_int_equal(count(svg, "</svg>"), 1);
-	assert_int_equal(count(svg, "<rect"), count(svg, "</rect>") + 1 + 7);
+	assert_int_equal(count(svg, "<rect"), count(svg, "</rect>") + 1 + _SOAK_CLASS_MAX);
 	assert_null(strstr(svg, "(00:06)\""));
 	assert_non_null(strstr(html, "<svg"));
 	assert_non_null(strstr(html, "| success | 3 |"));

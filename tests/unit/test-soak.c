@@ -29,6 +29,7 @@ enum kernel_play {
 	PLAY_SUCCESS_EARLY,  /* success++, the alarm still armed: woken by something else */
 	PLAY_LATE_CANCEL,    /* EBUSY, fail++, a wakeup source moved */
 	PLAY_DEVICE_FAILURE, /* EIO, fail++, failed_suspend++, a device named */
+	PLAY_ALARM,          /* alarmtimer's refusal: EBUSY, failed_suspend++ at alarmtimer.0.auto, its source moved */
 };
 
 struct play {
@@ -95,6 +96,15 @@ static int hook_write(void *userdata, const char *rel, const char *value)
 		return 0;
 	case PLAY_LATE_CANCEL:
 		bump("sys/power/suspend_stats/fail");
+		fixture_write(play.dir, "sys/power/suspend_stats/last_failed_errno", "-16\n");
+		bump("sys/class/wakeup/wakeup3/event_count");
+		bump("sys/class/wakeup/wakeup3/active_count");
+		return -EBUSY;
+	case PLAY_ALARM:
+		bump("sys/power/suspend_stats/fail");
+		bump("sys/power/suspend_stats/failed_suspend");
+		fixture_write(play.dir, "sys/power/suspend_stats/last_failed_dev", "alarmtimer.0.auto\n");
+		fixture_write(play.dir, "sys/power/suspend_stats/last_failed_step", "suspend\n");
 		fixture_write(play.dir, "sys/power/suspend_stats/last_failed_errno", "-16\n");
 		bump("sys/class/wakeup/wakeup2/event_count");
 		bump("sys/class/wakeup/wakeup2/active_count");
@@ -316,6 +326,19 @@ static void test_late_cancel(void **state)
 	assert_int_equal(rec.n_blockers, 1);
 }
 
+static void test_alarm_imminent(void **state)
+{
+	struct soak_request req = request();
+	struct soak_record rec;
+
+	(void)state;
+	play.how = PLAY_ALARM;
+	run(&req, false, &rec);
+	assert_int_equal(rec.result, SOAK_ALARM_IMMINENT);
+	assert_string_equal(soak_result_to_string(rec.result), "alarm-imminent");
+	assert_string_equal(rec.failed_dev, "alarmtimer.0.auto");
+}
+
 static void test_device_failure(void **state)
 {
 	struct soak_request req = request();
@@ -354,6 +377,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_early_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alarm_passed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alarm_imminent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_failure, setup, teardown),
 		cmocka_unit_test(test_names),
 	};

@@ -159,6 +159,48 @@ static void test_late_cancel_by_noirq_irq(void **state)
 	assert_string_equal(rep.cancel_source, "irq 8 (rtc0), wakeup sources rtc0, alarmtimer");
 }
 
+/*
+ * kernel/time/alarmtimer.c refuses while an alarm is due within 2 s: its
+ * device fails with EBUSY and it reports a wakeup event on its own source.
+ * That is alarm-imminent, not a late cancel nor a device failure.
+ */
+static void test_alarm_imminent(void **state)
+{
+	struct suspend_report rep;
+
+	(void)state;
+	fail_moves(-EBUSY);
+	after.stats[SUSPEND_STAT_FAILED_SUSPEND]++;
+	snprintf(after.last_failed_dev, sizeof(after.last_failed_dev), "alarmtimer.0.auto");
+	snprintf(after.last_failed_step, sizeof(after.last_failed_step), "suspend");
+	src_after[2].event_count++;
+	src_after[2].wakeup_count++;
+	classify(-EBUSY, NULL, &rep);
+	assert_int_equal(rep.result, SUSPEND_ALARM_IMMINENT);
+	assert_string_equal(rep.failed_dev, "alarmtimer.0.auto");
+	assert_string_equal(rep.failed_step, "suspend");
+	assert_string_equal(rep.cancel_source, "");
+	/* Without a step counter that moved, the alarmtimer source alone says it. */
+	after.stats[SUSPEND_STAT_FAILED_SUSPEND]--;
+	after.last_failed_dev[0] = 0;
+	classify(-EBUSY, NULL, &rep);
+	assert_int_equal(rep.result, SUSPEND_ALARM_IMMINENT);
+	assert_string_equal(rep.failed_dev, "alarmtimer");
+	/* With another source moving too, something else woke: a late cancel. */
+	src_after[1].event_count++;
+	src_after[1].wakeup_count++;
+	classify(-EBUSY, NULL, &rep);
+	assert_int_equal(rep.result, SUSPEND_LATE_CANCEL);
+	/* Another device failing with EBUSY stays a device failure. */
+	src_after[1] = src_before[1];
+	src_after[2] = src_before[2];
+	after.stats[SUSPEND_STAT_FAILED_SUSPEND]++;
+	snprintf(after.last_failed_dev, sizeof(after.last_failed_dev), "serial8250");
+	classify(-EBUSY, NULL, &rep);
+	assert_int_equal(rep.result, SUSPEND_FAILURE);
+	assert_string_equal(rep.failed_dev, "serial8250");
+}
+
 /* A PM notifier refused before the freezer: pm_wakeup_irq is the last resume's. */
 static void test_stale_irq(void **state)
 {
@@ -310,6 +352,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_success_irq, setup),
+		cmocka_unit_test_setup(test_alarm_imminent, setup),
 		cmocka_unit_test_setup(test_success_sources, setup),
 		cmocka_unit_test_setup(test_success_unknown, setup),
 		cmocka_unit_test_setup(test_success_rtc_alarm_inferred, setup),

@@ -28,6 +28,10 @@
 #   --soak-cycles N    real S3 cycles of the soak scenario on the autosleep
 #                      kernel (default 50, about 5 minutes; 1000 takes about
 #                      2 hours); the control kernel always runs 20
+#   timers             (not in the default list yet: --scenarios timers)
+#                      systemd WakeSystem= timers held for while their job
+#                      runs, on and off; its first runs saw the guest not
+#                      woken by systemd's alarm, which is still open
 #   --log-dir DIR      console logs (default $TMPDIR/autosleep-vm-logs)
 #   --counts FILE      append "passed failed" per boot
 set -uo pipefail

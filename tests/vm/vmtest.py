@@ -131,6 +131,7 @@ def main():
     done = False
     stuck_since = None
     woken_by_host = 0
+    host_wakeups = []  # host times of the safety net's system_wakeup
     shown = 0
     last_suspend = None
 
@@ -186,6 +187,7 @@ def main():
                 elif now - stuck_since > args.stuck_wakeup:
                     qmp.command("system_wakeup")
                     woken_by_host += 1
+                    host_wakeups.append(now)
                     print("# [%s] host: guest suspended for %.0f s, sent system_wakeup" %
                           (args.label, now - stuck_since), flush=True)
                     stuck_since = None
@@ -327,6 +329,46 @@ def main():
             continue
         inside = [s for s in suspends if t_start <= s <= t_end]
         report(not inside, "host: no QMP SUSPEND event during the %.1f s hold (%s)" % (t_end - t_start, label))
+
+    # The timers scenario: "timer-armed L" (the WakeSystem timer started, the
+    # machine left alone), "job-start L" and "job-end L" (the job's first and
+    # last line), "timer-done L". Its QMP timeline is printed for the record.
+    armed = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("timer-armed ")}
+    jstart = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("job-start ")}
+    jend = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("job-end ")}
+    tdone = {m.split(" ", 1)[1]: t for t, m in marks if m.startswith("timer-done ")}
+    for label, ta in sorted(armed.items()):
+        ts, te = jstart.get(label), jend.get(label)
+        if ts is None or te is None:
+            report(False, "host: timers %s: the job's start and end marks" % label)
+            continue
+        until = tdone.get(label, te + 30)
+        timeline = ["%+.1f timer armed" % 0.0]
+        timeline += ["%+.1f QMP %s" % (t - ta, e) for t, e in events if ta <= t <= until]
+        timeline += ["%+.1f host system_wakeup" % (t - ta) for t in host_wakeups if ta <= t <= until]
+        timeline += ["%+.1f job: first line" % (ts - ta), "%+.1f job: last line" % (te - ta)]
+        timeline.sort(key=lambda x: float(x.split(" ", 1)[0]))
+        print("# [%s] host: timers %s QMP timeline (s after the timer was armed): %s"
+              % (args.label, label, "; ".join(timeline)), flush=True)
+        s1 = next_after(suspends, ta)
+        w1 = next_after(wakeups, s1) if s1 is not None else None
+        report(s1 is not None and s1 < ts,
+               "host: timers %s: QMP SUSPEND before the timer was due (%.1f s after arming, job at %.1f s)"
+               % (label, (s1 - ta) if s1 else float("nan"), ts - ta))
+        nudged = [t for t in host_wakeups if s1 is not None and s1 <= t <= ts]
+        report(w1 is not None and w1 <= ts and not nudged,
+               "host: timers %s: systemd's alarm woke the guest (QMP WAKEUP %.1f s after arming, no system_wakeup sent)"
+               % (label, (w1 - ta) if w1 else float("nan")))
+        inside = [t for t in suspends if ts <= t <= te]
+        if label == "on":
+            report(not inside, "host: timers on: no QMP SUSPEND during the job's %.1f s" % (te - ts))
+            s2 = next_after(suspends, te)
+            report(s2 is not None and s2 - te <= args.release_limit,
+                   "host: timers on: QMP SUSPEND %.2f s after the job's end (limit %.1f s = DelaySec + 1 s)"
+                   % ((s2 - te) if s2 else float("nan"), args.release_limit))
+        else:
+            report(bool(inside), "host: timers off: the job was frozen mid-way (%d QMP SUSPEND between its first "
+                   "and last line): the scenario can fail" % len(inside))
 
     if woken_by_host:
         print("# [%s] host: woke the guest %d time(s) with system_wakeup" % (args.label, woken_by_host))

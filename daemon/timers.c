@@ -43,6 +43,12 @@ struct timer {
 	usec_t last_trigger;  /* CLOCK_REALTIME of the last trigger, only compared */
 	usec_t fired_at;      /* CLOCK_BOOTTIME we saw LastTriggerUSec move */
 	char sub_state[16];
+	/*
+	 * SubState was heard of since LastTriggerUSec last moved. systemd
+	 * announces the Timer and the Unit interface in two signals: the
+	 * trigger alone does not say whether the timer is running or done.
+	 */
+	bool sub_fresh;
 	enum timer_phase phase;
 	usec_t phase_since;   /* CLOCK_REALTIME */
 	usec_t trigger_seen;  /* last_trigger when the guard or dispatch hold began */
@@ -61,7 +67,7 @@ struct timers {
 	unsigned n;
 	bool warned_full;
 	bool releasing;       /* our own release: not the cap biting */
-	sd_bus_slot *new_slot, *removed_slot, *reloading_slot, *props_slot, *owner_slot, *list_slot, *subscribe_slot;
+	sd_bus_slot *removed_slot, *reloading_slot, *props_slot, *owner_slot, *list_slot, *subscribe_slot;
 };
 
 static const char *const phase_names[_TIMER_PHASE_MAX] = {
@@ -161,8 +167,17 @@ static void timer_update(struct timer *x)
 	if (x->phase == TIMER_RUNNING || x->phase == TIMER_CAPPED) {
 		timer_enter(x, TIMER_IDLE, NULL, 0);
 	} else if (x->phase == TIMER_GUARD || x->phase == TIMER_DISPATCH) {
-		/* Fired, and its unit is done already; or still waiting for systemd. */
-		if (x->last_trigger == x->trigger_seen && strcmp(x->sub_state, "waiting") == 0)
+		/*
+		 * Still waiting for systemd; or it fired and its SubState is
+		 * not told yet (the Timer interface's signal comes first): hold
+		 * on, the cap bounds it. Fired and not running: done already.
+		 */
+		due = timer_due(x);
+		/* Unless systemd moved the timer on past the guard (a restart of the timer, a new schedule). */
+		if (x->last_trigger == x->trigger_seen ? strcmp(x->sub_state, "waiting") == 0 &&
+								 !(x->phase == TIMER_GUARD && due != x->done_due &&
+								   (due == 0 || now(CLOCK_BOOTTIME) + t->p.guard < due))
+						       : !x->sub_fresh)
 			return;
 		timer_enter(x, TIMER_IDLE, NULL, 0);
 	}
@@ -177,6 +192,8 @@ static void timer_update(struct timer *x)
 		x->trigger_seen = x->last_trigger;
 		snprintf(why, sizeof(why), "due in %" PRIu64 " ms: waiting for systemd to start %s",
 			 (uint64_t)(usec_sub_unsigned(due, nb) / USEC_PER_MSEC), strna(x->unit));
+		log_debug("Timer %s: due at %" PRIu64 " (CLOCK_BOOTTIME), now %" PRIu64 ", NextElapseUSecRealtime %" PRIu64,
+			  x->id, (uint64_t)due, (uint64_t)nb, (uint64_t)x->next_realtime);
 		timer_enter(x, TIMER_GUARD, why, usec_sub_unsigned(due, nb) + t->p.grace);
 		return;
 	}
@@ -261,8 +278,10 @@ static int timer_read_property(struct timer *x, sd_bus_message *m, const char *n
 		return dup_string(m, &x->unit);
 	if (strcmp(name, "SubState") == 0) {
 		r = sd_bus_message_read(m, "v", "s", &s);
-		if (r >= 0)
+		if (r >= 0) {
 			snprintf(x->sub_state, sizeof(x->sub_state), "%s", s);
+			x->sub_fresh = true;
+		}
 		return r < 0 ? r : 0;
 	}
 	if (strcmp(name, "WakeSystem") == 0) {
@@ -277,8 +296,10 @@ static int timer_read_property(struct timer *x, sd_bus_message *m, const char *n
 		if (r < 0)
 			return r;
 		if (name[0] == 'L') {
-			if (u != x->last_trigger)
+			if (u != x->last_trigger) {
 				x->fired_at = now(CLOCK_BOOTTIME);
+				x->sub_fresh = false;
+			}
 			x->last_trigger = u;
 		} else if (strstr(name, "Realtime")) {
 			x->next_realtime = u;
@@ -405,19 +426,13 @@ static bool is_timer(const char *id)
 	return n > 6 && strcmp(id + n - 6, ".timer") == 0;
 }
 
-static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+/* A unit's object path ends in its escaped name: ".timer" is "_2etimer". */
+static bool is_timer_path(const char *path)
 {
-	struct timers *t = userdata;
-	const char *id, *path;
-	struct timer *x;
+	size_t n = strlen(path);
 
-	(void)ret_error;
-	if (sd_bus_message_read(m, "so", &id, &path) < 0 || !is_timer(id) || timer_find(t, path))
-		return 0;
-	x = timer_add(t, path);
-	if (x)
-		timer_fetch(x);
-	return 0;
+	return strncmp(path, UNIT_PATH_PREFIX, strlen(UNIT_PATH_PREFIX)) == 0 && n > 8 &&
+	       strcmp(path + n - 8, "_2etimer") == 0;
 }
 
 static int on_unit_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
@@ -439,11 +454,18 @@ static int on_unit_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 {
 	struct timers *t = userdata;
-	struct timer *x = timer_find(t, sd_bus_message_get_path(m));
-	const char *iface, *name;
+	const char *path = sd_bus_message_get_path(m), *iface, *name;
+	struct timer *x = timer_find(t, path);
 	int r;
 
 	(void)ret_error;
+	/* A timer we do not know changed: it was started (or loaded and changed): read it, it is loaded now. */
+	if (!x && path && is_timer_path(path)) {
+		x = timer_add(t, path);
+		if (x)
+			timer_fetch(x);
+		return 0;
+	}
 	if (!x || !x->known)
 		return 0;
 	if (sd_bus_message_read(m, "s", &iface) < 0 ||
@@ -485,7 +507,8 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 	r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
 	while (r >= 0 && (r = sd_bus_message_read(reply, "(ssssssouso)", &id, &desc, &load, &active, &sub,
 						  &following, &path, &job_id, &job_type, &job_path)) > 0) {
-		if (!is_timer(id))
+		/* An inactive timer cannot fire; and touching it might load it once more (see timers_new()). */
+		if (!is_timer(id) || strcmp(active, "inactive") == 0)
 			continue;
 		x = timer_add(t, path);
 		if (!x)
@@ -621,10 +644,11 @@ static void on_wake(struct manager *m, enum manager_wake_event ev, struct manage
 	(void)m;
 	for (struct timer *x = t->list; x; x = x->next) {
 		usec_t due = timer_due(x);
-		bool is_due = due > 0 && due <= nb + TIMER_DUE_SLACK && due != x->done_due;
+		bool is_due = due > 0 && due <= nb + TIMER_DUE_SLACK;
 
 		if (!x->known || !x->wake_system)
 			continue;
+		/* Named even when its guard already holds for it: the guard's timer may fire first on resume. */
 		if (ev == MANAGER_WAKE_IDENTIFY) {
 			usec_t when = is_due ? due : x->fired_at >= w->since && x->fired_at > 0 ? x->fired_at : 0;
 
@@ -634,7 +658,7 @@ static void on_wake(struct manager *m, enum manager_wake_event ev, struct manage
 			}
 			continue;
 		}
-		if (!is_due || x->phase != TIMER_IDLE || strcmp(x->sub_state, "waiting") != 0)
+		if (!is_due || due == x->done_due || x->phase != TIMER_IDLE || strcmp(x->sub_state, "waiting") != 0)
 			continue;
 		x->done_due = due;
 		x->trigger_seen = x->last_trigger;
@@ -653,11 +677,15 @@ int timers_new(struct manager *m, sd_bus *bus, const struct timers_params *p, st
 	t->m = m;
 	t->bus = sd_bus_ref(bus);
 	t->p = *p;
-	r = sd_bus_match_signal_async(bus, &t->new_slot, SYSTEMD_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER, "UnitNew",
-				      on_unit_new, NULL, t);
-	if (r >= 0)
-		r = sd_bus_match_signal_async(bus, &t->removed_slot, SYSTEMD_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER,
-					      "UnitRemoved", on_unit_removed, NULL, t);
+	/*
+	 * No UnitNew: systemd loads a unit when anyone touches its object, so
+	 * our GetAll would load a dead timer it just unloaded, tell us UnitNew,
+	 * unload it again, and round we would go. A timer matters once it is
+	 * started, and starting it changes its properties: that is when an
+	 * unknown one is read (on_properties_changed).
+	 */
+	r = sd_bus_match_signal_async(bus, &t->removed_slot, SYSTEMD_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER, "UnitRemoved",
+				      on_unit_removed, NULL, t);
 	if (r >= 0)
 		r = sd_bus_match_signal_async(bus, &t->reloading_slot, SYSTEMD_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER,
 					      "Reloading", on_reloading, NULL, t);
@@ -699,7 +727,6 @@ struct timers *timers_free(struct timers *t)
 		timer_remove(t, t->list, NULL);
 	manager_unobserve_wake(t->m, on_wake, t);
 	leases_unobserve(&t->m->leases, on_lease_event, t);
-	sd_bus_slot_unref(t->new_slot);
 	sd_bus_slot_unref(t->removed_slot);
 	sd_bus_slot_unref(t->reloading_slot);
 	sd_bus_slot_unref(t->props_slot);

@@ -9,7 +9,8 @@
 
 /*
  * systemd's timers with WakeSystem=true, followed over D-Bus (Subscribe(),
- * UnitNew, UnitRemoved, Reloading, PropertiesChanged), never polled.
+ * ListUnitsByPatterns(), then PropertiesChanged, UnitRemoved, Reloading and
+ * NameOwnerChanged), never polled.
  *
  * systemd arms an alarm clock for such a timer, so the RTC wakes the
  * machine when it is due, but nothing keeps the machine up while the work

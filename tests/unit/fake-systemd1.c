@@ -41,6 +41,14 @@ static struct fake_timer *timer_by_path(struct fake_systemd1 *f, const char *pat
 	return NULL;
 }
 
+static struct fake_timer *gone_by_path(struct fake_systemd1 *f, const char *path)
+{
+	for (unsigned i = 0; path && i < f->n; i++)
+		if (f->timers[i].gone && strcmp(f->timers[i].path, path) == 0)
+			return &f->timers[i];
+	return NULL;
+}
+
 /* Unit and Timer properties together, as GetAll("") gives them. */
 static int append_properties(sd_bus_message *m, const struct fake_timer *t, bool unit, bool timer)
 {
@@ -107,8 +115,8 @@ static int reply_list(struct fake_systemd1 *f, sd_bus_message *call)
 
 		if (t->gone)
 			continue;
-		r = sd_bus_message_append(reply, "(ssssssouso)", t->id, "a fake timer", "loaded", "active", t->sub, "",
-					  t->path, 0, "", "/");
+		r = sd_bus_message_append(reply, "(ssssssouso)", t->id, "a fake timer", "loaded",
+					  strcmp(t->sub, "dead") == 0 ? "inactive" : "active", t->sub, "", t->path, 0, "", "/");
 	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
@@ -126,6 +134,19 @@ static int answer_now(struct fake_systemd1 *f, sd_bus_message *m)
 
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "GetAll")) {
 		t = timer_by_path(f, sd_bus_message_get_path(m));
+		if (!t && f->load_on_access && (t = gone_by_path(f, sd_bus_message_get_path(m)))) {
+			/* As systemd: the object's access loads the unit, which nothing needs: unloaded again. */
+			f->loads++;
+			emit_manager(f, "UnitNew", "so", t->id, t->path);
+			r = sd_bus_message_new_method_return(m, &reply);
+			if (r >= 0)
+				r = append_properties(reply, t, true, true);
+			if (r >= 0)
+				r = sd_bus_send(NULL, reply, NULL);
+			sd_bus_message_unref(reply);
+			emit_manager(f, "UnitRemoved", "so", t->id, t->path);
+			return r;
+		}
 		if (!t)
 			return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown unit");
 		r = sd_bus_message_new_method_return(m, &reply);
@@ -227,6 +248,11 @@ struct fake_timer *fake_systemd1_add(struct fake_systemd1 *f, const char *id, co
 	return t;
 }
 
+void fake_systemd1_announce_new(struct fake_timer *t)
+{
+	emit_manager(t->f, "UnitNew", "so", t->id, t->path);
+}
+
 void fake_systemd1_remove(struct fake_timer *t)
 {
 	t->gone = true;
@@ -246,13 +272,20 @@ void fake_timer_set_next(struct fake_timer *t, uint64_t monotonic, uint64_t real
 	emit_changed(t, false);
 }
 
-void fake_timer_trigger(struct fake_timer *t)
+void fake_timer_trigger_split(struct fake_timer *t, void (*between)(struct fake_systemd1 *f))
 {
 	t->last_trigger = clock_usec(CLOCK_REALTIME);
 	t->next_monotonic = 0;
 	t->next_realtime = 0;
 	emit_changed(t, false);
+	if (between)
+		between(t->f);
 	fake_timer_set_sub(t, "running");
+}
+
+void fake_timer_trigger(struct fake_timer *t)
+{
+	fake_timer_trigger_split(t, NULL);
 }
 
 void fake_systemd1_reloading(struct fake_systemd1 *f, bool start)

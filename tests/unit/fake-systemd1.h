@@ -45,6 +45,9 @@ struct fake_systemd1 {
 	sd_bus_message *held[FAKE_SYSTEMD1_HELD_MAX];
 	unsigned n_held;
 	bool away;
+	/* GetAll on an unloaded timer loads it (UnitNew), answers, and unloads it (UnitRemoved), as systemd's GC does. */
+	bool load_on_access;
+	unsigned loads;
 };
 
 int fake_systemd1_start(struct fake_systemd1 *f, const char *address);
@@ -54,6 +57,8 @@ void fake_systemd1_pump(struct fake_systemd1 *f, int ms);
 /* A timer unit, "waiting", never triggered; UnitNew is sent if announce. */
 struct fake_timer *fake_systemd1_add(struct fake_systemd1 *f, const char *id, const char *unit, bool wake,
 				     bool announce);
+/* UnitNew for a timer (systemd loaded it, for a dependency say), without changing it. */
+void fake_systemd1_announce_new(struct fake_timer *t);
 /* UnitRemoved: systemd unloaded it. */
 void fake_systemd1_remove(struct fake_timer *t);
 /* SubState changes (Unit interface), announced. */
@@ -62,6 +67,8 @@ void fake_timer_set_sub(struct fake_timer *t, const char *sub);
 void fake_timer_set_next(struct fake_timer *t, uint64_t monotonic, uint64_t realtime);
 /* As systemd does when a timer elapses: LastTriggerUSec now, then "running"; the next elapse cleared. */
 void fake_timer_trigger(struct fake_timer *t);
+/* The same, with between() run after the Timer interface's signal and before the Unit's. */
+void fake_timer_trigger_split(struct fake_timer *t, void (*between)(struct fake_systemd1 *f));
 /* Reloading(true), what changes (WakeSystem= without a signal, as a reload does), Reloading(false). */
 void fake_systemd1_reloading(struct fake_systemd1 *f, bool start);
 

@@ -166,7 +166,8 @@ static void test_guard(void **state)
 	assert_true(PUMP_UNTIL(in_log("Following mail.timer") == 1));
 
 	/* Due in 4 s, guarded from 2 s before: free now, held before it is due. */
-	assert_true(sd_bus_get_property(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "NextWakeUp", NULL, &m, "(st)") >= 0);
+	assert_true(sd_bus_get_property(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "NextWakeUp", NULL, &m,
+					"(st)") >= 0);
 	assert_true(sd_bus_message_read(m, "(st)", &id, &when) > 0);
 	assert_string_equal(id, "mail.timer");
 	assert_true(when > clock_usec(CLOCK_REALTIME) + 2 * 1000000ULL);

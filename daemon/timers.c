@@ -141,15 +141,17 @@ static int on_guard(sd_event_source *s, uint64_t usec, void *userdata);
 
 /*
  * Decide the phase from what systemd last said. Running holds while
- * systemd says so; a guard or dispatch hold ends when the timer fired (its
- * LastTriggerUSec moved, or it left "waiting"); else a timer due within
- * GuardSec is guarded, and a timer due later gets a wake-up for its guard.
+ * systemd says so. A guard or dispatch hold ends once the timer fired and
+ * its SubState was told after the trigger (systemd tells the Timer and the
+ * Unit interface in two signals), or when systemd moved the timer past the
+ * guard. A timer due within GuardSec is guarded; one due later gets a
+ * wake-up for its guard. Whatever comes next is entered before the last
+ * hold is dropped, so a timer never leaves the machine free in between.
  */
 static void timer_update(struct timer *x)
 {
 	struct timers *t = x->t;
-	bool running = strcmp(x->sub_state, "running") == 0;
-	usec_t due, nb;
+	usec_t due, nb = now(CLOCK_BOOTTIME);
 	char why[256];
 
 	if (!x->known || !x->wake_system) {
@@ -157,49 +159,38 @@ static void timer_update(struct timer *x)
 			timer_enter(x, TIMER_IDLE, NULL, 0);
 		return;
 	}
-	if (running) {
+	if (strcmp(x->sub_state, "running") == 0) {
 		if (x->phase == TIMER_RUNNING || x->phase == TIMER_CAPPED)
 			return;
 		snprintf(why, sizeof(why), "running %s", strna(x->unit));
 		timer_enter(x, TIMER_RUNNING, why, t->p.max_hold);
 		return;
 	}
-	if (x->phase == TIMER_RUNNING || x->phase == TIMER_CAPPED) {
-		timer_enter(x, TIMER_IDLE, NULL, 0);
-	} else if (x->phase == TIMER_GUARD || x->phase == TIMER_DISPATCH) {
-		/*
-		 * Still waiting for systemd; or it fired and its SubState is
-		 * not told yet (the Timer interface's signal comes first): hold
-		 * on, the cap bounds it. Fired and not running: done already.
-		 */
-		due = timer_due(x);
-		/* Unless systemd moved the timer on past the guard (a restart of the timer, a new schedule). */
-		if (x->last_trigger == x->trigger_seen ? strcmp(x->sub_state, "waiting") == 0 &&
-								 !(x->phase == TIMER_GUARD && due != x->done_due &&
-								   (due == 0 || now(CLOCK_BOOTTIME) + t->p.guard < due))
-						       : !x->sub_fresh)
-			return;
-		timer_enter(x, TIMER_IDLE, NULL, 0);
-	}
-
 	due = timer_due(x);
-	(void)sd_event_source_set_enabled(x->guard_source, SD_EVENT_OFF);
-	if (due == 0 || t->p.guard == 0 || due == x->done_due || strcmp(x->sub_state, "waiting") != 0)
+	if ((x->phase == TIMER_GUARD || x->phase == TIMER_DISPATCH) &&
+	    (x->last_trigger == x->trigger_seen
+		     ? strcmp(x->sub_state, "waiting") == 0 &&
+			       !(x->phase == TIMER_GUARD && due != x->done_due && (due == 0 || nb + t->p.guard < due))
+		     : !x->sub_fresh))
 		return;
-	nb = now(CLOCK_BOOTTIME);
-	if (nb + t->p.guard >= due) {
+
+	(void)sd_event_source_set_enabled(x->guard_source, SD_EVENT_OFF);
+	if (due > 0 && t->p.guard > 0 && due != x->done_due && strcmp(x->sub_state, "waiting") == 0 &&
+	    nb + t->p.guard >= due) {
 		x->done_due = due;
 		x->trigger_seen = x->last_trigger;
 		snprintf(why, sizeof(why), "due in %" PRIu64 " ms: waiting for systemd to start %s",
 			 (uint64_t)(usec_sub_unsigned(due, nb) / USEC_PER_MSEC), strna(x->unit));
-		log_debug("Timer %s: due at %" PRIu64 " (CLOCK_BOOTTIME), now %" PRIu64 ", NextElapseUSecRealtime %" PRIu64,
-			  x->id, (uint64_t)due, (uint64_t)nb, (uint64_t)x->next_realtime);
 		timer_enter(x, TIMER_GUARD, why, usec_sub_unsigned(due, nb) + t->p.grace);
 		return;
 	}
+	if (x->phase != TIMER_IDLE)
+		timer_enter(x, TIMER_IDLE, NULL, 0);
+	if (due == 0 || t->p.guard == 0 || due == x->done_due || strcmp(x->sub_state, "waiting") != 0)
+		return;
 	if (!x->guard_source) {
-		if (sd_event_add_time(t->m->event, &x->guard_source, CLOCK_BOOTTIME, due - t->p.guard, TIMER_GUARD_ACCURACY, on_guard,
-				      x) < 0)
+		if (sd_event_add_time(t->m->event, &x->guard_source, CLOCK_BOOTTIME, due - t->p.guard,
+				      TIMER_GUARD_ACCURACY, on_guard, x) < 0)
 			log_warning("Failed to arm the guard for timer %s, ignoring", x->id);
 		return;
 	}

@@ -188,6 +188,14 @@ static void test_guard(void **state)
 	assert_int_equal(locks("mail.timer"), 1);
 	assert_int_equal(in_log("ended: the timer's work is done"), 0);
 	assert_true(no_writes_for(300));
+	/* It runs until its next time is within the guard: the hold goes from running to due, no gap. */
+	fake_timer_set_next(t, clock_usec(CLOCK_MONOTONIC) + 1500000ULL, 0);
+	fake_timer_set_sub(t, "waiting");
+	assert_true(PUMP_UNTIL(phase_is("mail.timer", "due")));
+	assert_int_equal(in_log("ended: the timer's work is done"), 0);
+	assert_int_equal(locks("mail.timer"), 1);
+	fake_timer_trigger(t);
+	assert_true(PUMP_UNTIL(phase_is("mail.timer", "running")));
 	fake_timer_set_sub(t, "waiting");
 	assert_true(PUMP_UNTIL(locks("mail.timer") == 0));
 }

@@ -476,15 +476,14 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
  * as its work runs); else ResumeGraceSec. A soak cycle's client asks for
  * the next cycle itself.
  */
-static void on_wake(struct manager *m, enum manager_wake_event ev, struct manager_wake *w, void *userdata)
+static void on_wake(enum wake_event ev, struct wake *w, void *userdata)
 {
 	struct activity *a = userdata;
 	_cleanup_free_ char *copy = NULL;
 	char *saveptr = NULL, *tok;
 	bool by_input = false;
 
-	(void)m;
-	if (ev != MANAGER_WAKE_RESUMED || w->soak)
+	if (ev != WAKE_RESUMED || w->soak)
 		return;
 	/* Devices may have come and gone while we slept. */
 	activity_scan(a, true);
@@ -609,7 +608,7 @@ int activity_new(struct manager *m, struct activity **ret)
 	r = sd_event_add_io(m->event, &a->inotify_src, a->inotify_fd, EPOLLIN, on_inotify, a);
 	if (r < 0)
 		goto fail;
-	r = manager_observe_wake(m, on_wake, a);
+	r = wake_observe(&m->wake, on_wake, a);
 	if (r < 0)
 		goto fail;
 	activity_scan(a, false);
@@ -630,7 +629,7 @@ struct activity *activity_free(struct activity *a)
 
 	if (!a)
 		return NULL;
-	manager_unobserve_wake(a->m, on_wake, a);
+	wake_unobserve(&a->m->wake, on_wake, a);
 	while ((d = a->devices)) {
 		a->devices = d->next;
 		device_free(d);

@@ -225,54 +225,6 @@ int manager_release(struct manager *m, uint64_t id, const char *reason)
 	return leases_release(&m->leases, id, reason);
 }
 
-int manager_observe_wake(struct manager *m, manager_wake_fn fn, void *userdata)
-{
-	if (m->n_wake_observers >= ELEMENTSOF(m->wake_observers))
-		return -ENOSPC;
-	m->wake_observers[m->n_wake_observers].fn = fn;
-	m->wake_observers[m->n_wake_observers].userdata = userdata;
-	m->n_wake_observers++;
-	return 0;
-}
-
-void manager_unobserve_wake(struct manager *m, manager_wake_fn fn, void *userdata)
-{
-	for (unsigned i = 0; i < m->n_wake_observers; i++)
-		if (m->wake_observers[i].fn == fn && m->wake_observers[i].userdata == userdata) {
-			memmove(&m->wake_observers[i], &m->wake_observers[i + 1],
-				(m->n_wake_observers - i - 1) * sizeof(m->wake_observers[0]));
-			m->n_wake_observers--;
-			return;
-		}
-}
-
-static void manager_wake_notify(struct manager *m, enum manager_wake_event ev, struct manager_wake *w)
-{
-	for (unsigned i = 0; i < m->n_wake_observers; i++)
-		m->wake_observers[i].fn(m, ev, w, m->wake_observers[i].userdata);
-}
-
-/*
- * Ask who woke the machine from a suspend of duration (CLOCK_BOOTTIME) that
- * just ended; a timer that was due is named in reason (size bytes), so the
- * journal, the records and LastWakeReason say it.
- */
-static void manager_wake_identify(struct manager *m, struct manager_wake *w, char *reason, size_t size,
-				  usec_t duration, bool soak)
-{
-	char kernel[96];
-
-	*w = (struct manager_wake){ .reason = reason, .soak = soak };
-	w->since = usec_sub_unsigned(now(CLOCK_BOOTTIME), duration);
-	manager_wake_notify(m, MANAGER_WAKE_IDENTIFY, w);
-	if (!w->timer[0])
-		return;
-	snprintf(kernel, sizeof(kernel), "%s", reason);
-	/* A long timer name cuts the kernel's part short: the timer is the news. */
-	if (snprintf(reason, size, "%s (%s)", w->timer, kernel) >= (int)size)
-		log_debug("Wake reason cut to '%s'", reason);
-}
-
 void manager_changed(struct manager *m, const char *property)
 {
 	bus_emit_changed(m->bus, property);
@@ -723,7 +675,7 @@ bool manager_input_counts(struct manager *m, bool builtin)
 void manager_external_sleep(struct manager *m, bool start)
 {
 	struct suspend_report rep = { .result = SUSPEND_EXTERNAL };
-	struct manager_wake w;
+	struct wake w;
 	uint64_t success = 0;
 	usec_t b, mono;
 
@@ -749,14 +701,15 @@ void manager_external_sleep(struct manager *m, bool start)
 		snprintf(rep.wake_reason, sizeof(rep.wake_reason), "external (logind), suspend_stats shows no suspend");
 	m->stats.results[SUSPEND_EXTERNAL]++;
 	m->stats.total_asleep += rep.asleep;
-	manager_wake_identify(m, &w, rep.wake_reason, sizeof(rep.wake_reason), rep.duration, false);
+	wake_identify(&m->wake, &w, rep.wake_reason, sizeof(rep.wake_reason), now(CLOCK_BOOTTIME), rep.duration,
+		      false);
 	manager_record(m, &rep);
 	log_result(m, &rep);
 	bus_emit_changed(m->bus, "ExternalSuspendCount");
 	/* After it, a resume like any other: leases may have expired, and input gets its grace. */
 	leases_expire(&m->leases);
 	manager_arm_deadline(m, NULL);
-	manager_wake_notify(m, MANAGER_WAKE_RESUMED, &w);
+	wake_resumed(&m->wake, &w);
 	manager_update_status(m);
 }
 
@@ -764,7 +717,7 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 {
 	struct manager *m = userdata;
 	struct suspender_event ev;
-	struct manager_wake w;
+	struct wake w;
 	int r;
 
 	(void)s;
@@ -795,8 +748,8 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				m->stats.results[ev.report.result]++;
 			m->stats.total_asleep += ev.report.asleep;
 			if (ev.report.result == SUSPEND_SUCCESS)
-				manager_wake_identify(m, &w, ev.report.wake_reason, sizeof(ev.report.wake_reason),
-						      ev.report.duration, false);
+				wake_identify(&m->wake, &w, ev.report.wake_reason, sizeof(ev.report.wake_reason),
+					      now(CLOCK_BOOTTIME), ev.report.duration, false);
 			log_result(m, &ev.report);
 			manager_count_blockers(m, &ev.report);
 			/* Early cancels are the protocol at work, not cycles worth a signal. */
@@ -812,18 +765,18 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				/* Leases with deadlines may have passed while we slept. */
 				leases_expire(&m->leases);
 				manager_arm_deadline(m, NULL);
-				manager_wake_notify(m, MANAGER_WAKE_RESUMED, &w);
+				wake_resumed(&m->wake, &w);
 			}
 			break;
 		case SUSPENDER_EVENT_SOAK:
 			if (ev.soak.result == SOAK_SUCCESS || ev.soak.result == SOAK_ALARM_NOT_CLEARED) {
-				manager_wake_identify(m, &w, ev.soak.wake_reason, sizeof(ev.soak.wake_reason),
-						      ev.soak.write_usec, true);
+				wake_identify(&m->wake, &w, ev.soak.wake_reason, sizeof(ev.soak.wake_reason),
+					      now(CLOCK_BOOTTIME), ev.soak.write_usec, true);
 				/* A suspend all the same: leases with deadlines may have passed. */
 				leases_expire(&m->leases);
 				manager_arm_deadline(m, NULL);
 				/* Holds for a timer's work first: the client's next cycle must see them. */
-				manager_wake_notify(m, MANAGER_WAKE_RESUMED, &w);
+				wake_resumed(&m->wake, &w);
 				soak_session_finished(m, &ev.soak);
 				break;
 			}

@@ -12,6 +12,7 @@
 #include "leases.h"
 #include "sessions.h"
 #include "suspender.h"
+#include "wake.h"
 
 /*
  * The daemon's state on the sd-event thread: leases, the one kernel wake
@@ -56,33 +57,7 @@ struct logind;
 struct activity;
 struct kernel_lock;
 struct timers;
-struct manager;
 
-/*
- * After every resume (ours, logind's, a soak cycle's), in two rounds, so no
- * module depends on the order the others registered in: IDENTIFY lets a
- * module name what woke the machine (timers.c: a WakeSystem timer that was
- * due), RESUMED acts on the answer (activity.c's grace, timers.c's holds).
- */
-enum manager_wake_event {
-	MANAGER_WAKE_IDENTIFY,
-	MANAGER_WAKE_RESUMED,
-	_MANAGER_WAKE_EVENT_MAX,
-	_MANAGER_WAKE_EVENT_INVALID = -22,
-};
-
-struct manager_wake {
-	const char *reason;  /* the kernel's wake reason: "irq 8 (rtc0)", "rtc0 alarm", "unknown", ... */
-	usec_t since;        /* CLOCK_BOOTTIME the suspend began */
-	char timer[128];     /* IDENTIFY fills it: the timer that was due; "" for none */
-	bool soak;           /* a soak cycle: its client asks for the next one */
-};
-
-typedef void (*manager_wake_fn)(struct manager *m, enum manager_wake_event ev, struct manager_wake *w,
-				void *userdata);
-
-/* activity.c and timers.c */
-#define MANAGER_WAKE_OBSERVERS_MAX 4
 
 struct manager {
 	sd_event *event;
@@ -137,11 +112,7 @@ struct manager {
 	bool lid_away;       /* the lid closed, ours to handle, not docked: the user is gone */
 	bool key_away;       /* the sleep key, until the next input */
 	struct timers *timers;
-	struct {
-		manager_wake_fn fn;
-		void *userdata;
-	} wake_observers[MANAGER_WAKE_OBSERVERS_MAX];
-	unsigned n_wake_observers;
+	struct wake_observers wake; /* told after every resume: activity.c, timers.c */
 };
 
 int manager_new(struct config *config, bool dry_run, struct manager **ret);
@@ -160,11 +131,6 @@ int manager_hold(struct manager *m, const char *name, const char *why, usec_t ti
 int manager_release(struct manager *m, uint64_t id, const char *reason);
 /* Returns once no state write is under way when disabling. */
 void manager_set_enabled(struct manager *m, bool enabled);
-
-/* Be told after every resume; -ENOSPC past MANAGER_WAKE_OBSERVERS_MAX. */
-int manager_observe_wake(struct manager *m, manager_wake_fn fn, void *userdata);
-/* Remove what manager_observe_wake() added (a module going away before the manager). */
-void manager_unobserve_wake(struct manager *m, manager_wake_fn fn, void *userdata);
 
 /* A D-Bus property changed (bus.c batches them). */
 void manager_changed(struct manager *m, const char *property);

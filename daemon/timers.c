@@ -627,12 +627,11 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
  * began, woke us. RESUMED: hold for every timer that is due and still
  * waiting for systemd, until systemd started it, at most ResumeGraceSec.
  */
-static void on_wake(struct manager *m, enum manager_wake_event ev, struct manager_wake *w, void *userdata)
+static void on_wake(enum wake_event ev, struct wake *w, void *userdata)
 {
 	struct timers *t = userdata;
 	usec_t nb = now(CLOCK_BOOTTIME), best = USEC_INFINITY;
 
-	(void)m;
 	for (struct timer *x = t->list; x; x = x->next) {
 		usec_t due = timer_due(x);
 		bool is_due = due > 0 && due <= nb + TIMER_DUE_SLACK;
@@ -640,7 +639,7 @@ static void on_wake(struct manager *m, enum manager_wake_event ev, struct manage
 		if (!x->known || !x->wake_system)
 			continue;
 		/* Named even when its guard already holds for it: the guard's timer may fire first on resume. */
-		if (ev == MANAGER_WAKE_IDENTIFY) {
+		if (ev == WAKE_IDENTIFY) {
 			usec_t when = is_due ? due : x->fired_at >= w->since && x->fired_at > 0 ? x->fired_at : 0;
 
 			if (when > 0 && when < best) {
@@ -695,7 +694,7 @@ int timers_new(struct manager *m, sd_bus *bus, const struct timers_params *p, st
 	if (r >= 0)
 		r = leases_observe(&m->leases, on_lease_event, t);
 	if (r >= 0)
-		r = manager_observe_wake(m, on_wake, t);
+		r = wake_observe(&m->wake, on_wake, t);
 	if (r < 0) {
 		timers_free(t);
 		return r;
@@ -716,7 +715,7 @@ struct timers *timers_free(struct timers *t)
 		x->lease = 0;
 	while (t->list)
 		timer_remove(t, t->list, NULL);
-	manager_unobserve_wake(t->m, on_wake, t);
+	wake_unobserve(&t->m->wake, on_wake, t);
 	leases_unobserve(&t->m->leases, on_lease_event, t);
 	sd_bus_slot_unref(t->removed_slot);
 	sd_bus_slot_unref(t->reloading_slot);

@@ -124,7 +124,8 @@ static void timer_enter(struct timer *x, enum timer_phase phase, const char *why
 	x->phase_since = now(CLOCK_REALTIME);
 	if (why) {
 		snprintf(name, sizeof(name), TIMER_LEASE_PREFIX "%s", x->id);
-		r = manager_hold(x->t->m, name, why, cap, &id);
+		/* Every hold here has a cap: 0 would mean none to manager_hold(). */
+		r = manager_hold(x->t->m, name, why, MAX(cap, (usec_t)1), &id);
 		if (r < 0)
 			log_warning_errno(r, "Failed to hold for timer %s: %m, ignoring", x->id);
 	}
@@ -648,7 +649,9 @@ static void on_wake(enum wake_event ev, struct wake *w, void *userdata)
 			}
 			continue;
 		}
-		if (!is_due || due == x->done_due || x->phase != TIMER_IDLE || strcmp(x->sub_state, "waiting") != 0)
+		/* ResumeGraceSec=0: no hold for systemd's dispatch either. */
+		if (!is_due || due == x->done_due || x->phase != TIMER_IDLE || strcmp(x->sub_state, "waiting") != 0 ||
+		    t->p.grace == 0)
 			continue;
 		x->done_due = due;
 		x->trigger_seen = x->last_trigger;

@@ -256,6 +256,35 @@ static void test_dispatch_after_resume(void **state)
 	assert_true(PUMP_UNTIL(locks("fetch.timer") == 0));
 }
 
+/*
+ * ResumeGraceSec=0: no hold for systemd's dispatch after a resume (0 is no
+ * cap to manager_hold(), so one would last for ever when systemd never
+ * starts the timer, as here).
+ */
+static void test_zero_grace(void **state)
+{
+	struct fake_timer *t;
+	int w0;
+
+	(void)state;
+	t = fake_systemd1_add(&fake, "late.timer", "late.service", true, false);
+	fake_timer_set_next(t, clock_usec(CLOCK_MONOTONIC) + 500000ULL, 0);
+	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
+						     .config = "[Backoff]\nDelaySec=100ms\n[WakeLocks]\nStartupHoldSec=0\n"
+							       "[Activity]\nResumeGraceSec=0\n"
+							       "[Logind]\nHonorInhibitors=no\nHonorIdleHint=no\n"
+							       "LockBeforeSleep=no\nHandleLid=no\n[Timers]\nGuardSec=0\n",
+						     .log = LOG }) > 0);
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	assert_true(PUMP_UNTIL(in_log("Following late.timer") == 1));
+	/* Due, and the resumes that follow name it, but nothing holds for it. */
+	assert_true(PUMP_UNTIL(in_log("woken by late.timer (dry-run)") > 0));
+	w0 = writes();
+	assert_true(PUMP_UNTIL(writes() > w0 + 5));
+	assert_int_equal(locks("late.timer"), 0);
+	assert_int_equal(in_log("Timer late.timer: dispatching"), 0);
+}
+
 static void test_reload_and_remove(void **state)
 {
 	struct fake_timer *a, *b, *c;
@@ -547,6 +576,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_guard, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_cap, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_dispatch_after_resume, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_grace, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_reload_and_remove, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_systemd_restart, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_list_fails, per_test_setup, per_test_teardown),

@@ -1,38 +1,69 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Reproducibly build a QEMU guest kernel from Debian's linux-source package,
-# with (default) or without (--control) CONFIG_PM_USERSPACE_AUTOSLEEP, or
-# without it but with the /sys/power/userspace_autosleep knob (--knob: our
-# patch in knob/VERSION/, so one kernel serves both kinds of machine).
+# Reproducibly build a kernel from Debian's linux-source package.
 #
-# The image is cached under a hash of everything that goes into it: the source
-# package version, our patch series, the config fragments, this script and the
-# compiler. The last line on stdout is the path of the bzImage; progress goes
-# to stderr so callers can do  kernel=$(build-kernel.sh | tail -n1).
+# Without --deb: a QEMU guest bzImage (tinyconfig plus vm.config, everything
+# built in) with CONFIG_PM_USERSPACE_AUTOSLEEP (default), without it
+# (--control), or without it but with the /sys/power/userspace_autosleep knob
+# (--knob: our patch in knob/VERSION/, so one kernel serves both kinds of
+# machine).
+#
+# With --deb: an installable linux-image package (make bindeb-pkg) from a full
+# base config, by default Debian's own (linux-config-VER), with the knob
+# (default) or with the option fixed at build time (--compile-time). This is
+# the kernel for a real machine.
+#
+# The result is cached under a hash of everything that goes into it: the
+# source package version, our patch series, the base config, the fragments,
+# the module list, this script's recipe and the compiler. The last line on
+# stdout is the path of the bzImage (with --deb, of the linux-image .deb;
+# with --config-only, of the merged .config); progress goes to stderr so
+# callers can do  kernel=$(build-kernel.sh | tail -n1).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 version=6.1
-variant=autosleep
+variant=
 cache=${AUTOSLEEP_CACHE:-/var/cache/autosleep}
 jobs=$(nproc)
 config_only=0
+deb=0
+base_config=
+lsmod_file=
 
 usage() {
 	cat <<EOF
-Usage: $0 [--control|--knob] [--source 6.1|6.12] [--cache DIR] [-j N]
+Usage: $0 [--control|--knob] [--source VER] [--cache DIR] [-j N] [--config-only]
+       $0 --deb [--compile-time] [--base-config debian|vm|FILE] [--localmodconfig LSMOD]
+          [--source VER] [--cache DIR] [-j N] [--config-only]
 
-  --control      build the control kernel: same config, PM_USERSPACE_AUTOSLEEP unset
-  --knob         build the knob kernel: PM_USERSPACE_AUTOSLEEP unset, plus the
-                 patch series in knob/VERSION/ (/sys/power/userspace_autosleep)
+  QEMU guest kernels (a bzImage, everything built in):
+  (default)      PM_USERSPACE_AUTOSLEEP=y
+  --control      the same config with PM_USERSPACE_AUTOSLEEP unset
+  --knob         PM_USERSPACE_AUTOSLEEP unset, plus the patch series in
+                 knob/VERSION/ (/sys/power/userspace_autosleep)
+
+  Kernel packages for a real machine (make bindeb-pkg):
+  --deb          linux-image-<release>-autosleep: the knob kernel, which
+                 behaves like Debian's until autosleepd turns the knob on
+  --compile-time with --deb: PM_USERSPACE_AUTOSLEEP=y and no knob patch, for a
+                 machine that always runs autosleepd (-autosleep-static)
+  --base-config B  with --deb: what our fragment is merged into: debian (the
+                 default: Debian's own config, from linux-config-VER), vm (the
+                 tests' VM config with loadable modules), or a FILE such as
+                 /boot/config-\$(uname -r)
+  --localmodconfig LSMOD  with --deb: build only the modules listed in LSMOD,
+                 the output of lsmod on the target machine
+
   --source VER   build from linux-source-VER (default 6.1)
   --cache DIR    where sources, build trees and images are kept
                  (default \$AUTOSLEEP_CACHE or /var/cache/autosleep)
   -j N           parallel jobs (default: nproc)
   --config-only  stop after merging and checking the configuration
 
-Prints the path of the bzImage as the last line of stdout.
+Prints the path of the bzImage, the .deb or (--config-only) the merged
+.config as the last line of stdout.
 EOF
 }
 
@@ -40,6 +71,10 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--control) variant=control ;;
 	--knob) variant=knob ;;
+	--compile-time) variant=autosleep ;;
+	--deb) deb=1 ;;
+	--base-config) base_config=${2:?--base-config needs an argument}; shift ;;
+	--localmodconfig) lsmod_file=${2:?--localmodconfig needs a file}; shift ;;
 	--source) version=$2; shift ;;
 	--cache) cache=$2; shift ;;
 	-j) jobs=$2; shift ;;
@@ -53,22 +88,71 @@ done
 log() { echo "build-kernel: $*" >&2; }
 die() { echo "build-kernel: error: $*" >&2; exit 1; }
 
+# Install Debian packages that are missing; a fresh machine may not have
+# package lists yet.
+need_packages() {
+	local -a missing=()
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	log "installing ${missing[*]}"
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
+		{ apt-get update -q >&2 && apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; }
+}
+
+if [ $deb -eq 1 ]; then
+	[ -n "$variant" ] || variant=knob
+	[ "$variant" != control ] || die "--control is a QEMU test kernel; a package is --deb (knob) or --deb --compile-time"
+	[ -n "$base_config" ] || base_config=debian
+else
+	[ -z "$base_config" ] || die "--base-config needs --deb"
+	[ -z "$lsmod_file" ] || die "--localmodconfig needs --deb"
+	[ -n "$variant" ] || variant=autosleep
+fi
+if [ -n "$lsmod_file" ]; then
+	[ -f "$lsmod_file" ] && [ -r "$lsmod_file" ] || die "--localmodconfig: '$lsmod_file' is not a readable file (save lsmod's output first)"
+	lsmod_file=$(realpath "$lsmod_file")
+fi
+
 pkg=linux-source-$version
 tarball=/usr/src/$pkg.tar.xz
 if [ ! -f "$tarball" ]; then
-	log "installing $pkg"
-	# A fresh machine may not have package lists yet.
-	apt-get install -y -q "$pkg" >&2 || { apt-get update -q >&2 && apt-get install -y -q "$pkg" >&2; } ||
-		die "cannot install $pkg; this build needs Debian's $pkg package"
+	need_packages "$pkg" || die "cannot install $pkg; this build needs Debian's $pkg package"
 fi
 build_deps=(make gcc flex bison bc libelf-dev libssl-dev xz-utils cpio)
-missing=()
-for p in "${build_deps[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	log "installing build dependencies: ${missing[*]}"
-	apt-get install -y -q "${missing[@]}" >&2 || { apt-get update -q >&2 && apt-get install -y -q "${missing[@]}" >&2; }
+# bindeb-pkg runs dpkg-buildpackage under fakeroot; its control file names rsync and kmod.
+[ $deb -eq 1 ] && build_deps+=(dpkg-dev fakeroot rsync kmod)
+need_packages "${build_deps[@]}" || die "cannot install the build dependencies: ${build_deps[*]}"
+
+# The base config of a package build, as a file. "vm" is built below from
+# tinyconfig, like the guest kernels.
+base_file=
+base_name=tiny
+if [ $deb -eq 1 ]; then
+	case "$base_config" in
+	debian)
+		base_name=debian
+		need_packages "linux-config-$version" ||
+			die "cannot install linux-config-$version (Debian's kernel configs); give --base-config FILE instead"
+		base_file=/usr/src/linux-config-$version/config.amd64_none_amd64.xz
+		[ -f "$base_file" ] || die "linux-config-$version has no $base_file"
+		;;
+	vm) base_name=vm ;;
+	*)
+		base_name=custom
+		[ -f "$base_config" ] && [ -r "$base_config" ] || die "--base-config: '$base_config' is not a readable file"
+		base_file=$(realpath "$base_config")
+		;;
+	esac
+	if [ -n "$base_file" ]; then
+		# A config that does not look like one is an error here, not a
+		# tinyconfig kernel that boots nothing.
+		read_base() { case "$base_file" in *.xz) xzcat "$base_file" ;; *.gz) zcat "$base_file" ;; *) cat "$base_file" ;; esac; }
+		grep -q "^CONFIG_[A-Z0-9_]*=" < <(read_base) ||
+			die "--base-config: '$base_config' has no CONFIG_ lines; is it a kernel .config?"
+	fi
 fi
 
 pkgver=$(dpkg-query -W -f='${Version}' "$pkg")
@@ -82,23 +166,36 @@ if [ "$variant" = knob ]; then
 	[ ${#knob[@]} -gt 0 ] || die "no knob patches for $version in $here/knob/$version"
 	patches+=("${knob[@]}")
 fi
-fragments=("$here/autosleep.config" "$here/vm.config")
+# Later fragments win; autosleep.config comes last, as it is what we promise.
+case "$base_name" in
+tiny) fragments=("$here/vm.config" "$here/autosleep.config") ;;
+vm) fragments=("$here/vm.config" "$here/vm-modules.config" "$here/autosleep.config") ;;
+*) fragments=("$here/debian.config" "$here/autosleep.config") ;;
+esac
 
 # Bump when a change to this script changes what it builds.
-recipe=1
+recipe=2
 
-# Everything that can change the image goes into the key.
+# Everything that can change the result goes into the key.
 key=$( {
-	echo "$pkg $pkgver $variant recipe $recipe"
+	echo "$pkg $pkgver $variant deb=$deb base=$base_name recipe $recipe"
 	gcc --version | head -n1
+	[ -z "$base_file" ] || read_base
 	cat "${fragments[@]}"
+	[ -z "$lsmod_file" ] || awk 'NR > 1 { print $1 }' "$lsmod_file" | LC_ALL=C sort
 	for p in "${patches[@]}"; do basename "$p"; cat "$p"; done
 } | sha256sum | cut -c1-16)
-image_dir=$cache/images/$version-$variant-$key
-if [ -f "$image_dir/bzImage" ]; then
-	log "cached: $variant kernel from $pkg $pkgver ($key)"
-	echo "$image_dir/bzImage"
-	exit 0
+kind=$variant
+[ $deb -eq 1 ] && kind=deb-$variant-$base_name
+image_dir=$cache/images/$version-$kind-$key
+if [ $config_only -eq 0 ]; then
+	result=$image_dir/bzImage
+	[ $deb -eq 1 ] && result=$(ls "$image_dir"/linux-image-*.deb 2>/dev/null | grep -v -- '-dbg_' | head -n1 || true)
+	if [ -n "$result" ] && [ -f "$result" ]; then
+		log "cached: $kind kernel from $pkg $pkgver ($key)"
+		echo "$result"
+		exit 0
+	fi
 fi
 
 mkdir -p "$cache"
@@ -139,48 +236,74 @@ if grep -q '^config ANDROID$' "$src/drivers/android/Kconfig" 2>/dev/null; then
 	die "$pkg still has CONFIG_ANDROID; Linux 6.0 or newer is needed"
 fi
 
-# One build tree per source for both variants: they differ in one option, and
-# kbuild's per-option dependency tracking then rebuilds only the few files
-# that test it when we switch (a copied tree would rebuild everything, as its
-# recorded command lines name the old path).
+# One build tree per source and base for all variants: they differ in one
+# option, and kbuild's per-option dependency tracking then rebuilds only the
+# few files that test it when we switch (a copied tree would rebuild
+# everything, as its recorded command lines name the old path).
 obj=$cache/build/$version-$series-$src_key
+[ "$base_name" = tiny ] || obj=$cache/build/$version-$series-$base_name-$src_key
 export KBUILD_BUILD_TIMESTAMP="$(dpkg-query -W -f='${Version}' "$pkg") (autosleep reproducible build)"
 export KBUILD_BUILD_USER=autosleep KBUILD_BUILD_HOST=autosleep KBUILD_BUILD_VERSION=1
 mkdir -p "$obj"
 
+# The fragments in one file; for the knob and the control the option is unset.
 merged=$obj/autosleep-fragments.config
 cat "${fragments[@]}" > "$merged"
 if [ "$variant" != autosleep ]; then
 	sed -i 's/^CONFIG_PM_USERSPACE_AUTOSLEEP=y$/# CONFIG_PM_USERSPACE_AUTOSLEEP is not set/' "$merged"
 fi
+# A package of the compile-time variant must not share its name with the knob's.
+if [ $deb -eq 1 ] && [ "$variant" = autosleep ]; then
+	sed -i 's/^CONFIG_LOCALVERSION="\(.*\)"$/CONFIG_LOCALVERSION="\1-static"/' "$merged"
+fi
 
-log "configuring $variant kernel in $obj"
+log "configuring $kind kernel in $obj"
 # merge_config is chatty about every value it overrides; keep that in a log.
-if ! { make -s -C "$src" O="$obj" tinyconfig &&
+if ! {
+	case "$base_name" in
+	tiny|vm) make -s -C "$src" O="$obj" tinyconfig ;;
+	*) read_base > "$obj/.config" && make -s -C "$src" O="$obj" olddefconfig ;;
+	esac &&
+	if [ -n "$lsmod_file" ]; then
+		make -s -C "$src" O="$obj" LSMOD="$lsmod_file" localmodconfig < /dev/null
+	fi &&
 	(cd "$src" && ./scripts/kconfig/merge_config.sh -m -O "$obj" "$obj/.config" "$merged") &&
 	make -s -C "$src" O="$obj" olddefconfig; } > "$obj/config.log" 2>&1; then
 	cat "$obj/config.log" >&2
-	die "configuring the $variant kernel failed"
+	die "configuring the $kind kernel failed"
 fi
 
 # merge_config only warns; a fragment line that did not survive olddefconfig
-# means a missing dependency, and a guest that silently lacks a feature.
-bad=0
+# means a missing dependency or a clash with the base config, and a kernel
+# that silently lacks a feature. The last fragment to name an option wins.
+declare -A want_line=()
+order=()
 while IFS= read -r line; do
+	opt=
+	case "$line" in
+	CONFIG_*=*) opt=${line%%=*} ;;
+	"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *} ;;
+	esac
+	[ -n "$opt" ] || continue
+	[ -n "${want_line[$opt]+x}" ] || order+=("$opt")
+	want_line[$opt]=$line
+done < "$merged"
+bad=0
+for opt in "${order[@]}"; do
+	line=${want_line[$opt]}
 	case "$line" in
 	CONFIG_*=*)
-		grep -qxF "$line" "$obj/.config" || { log "fragment line did not take: $line"; bad=1; } ;;
-	"# CONFIG_"*" is not set")
-		opt=${line#\# }; opt=${opt%% *}
+		grep -qxF "$line" "$obj/.config" || { log "fragment line did not take: $line (now: $(grep -m1 "^$opt=\|^# $opt is not set" "$obj/.config" || echo unset))"; bad=1; } ;;
+	*)
 		if grep -q "^$opt=" "$obj/.config"; then log "fragment line did not take: $line"; bad=1; fi ;;
 	esac
-done < "$merged"
+done
 [ $bad -eq 0 ] || die "the merged configuration lacks options the fragments ask for"
 
 want=y
 [ "$variant" != autosleep ] && want=n
 have=$(grep -q '^CONFIG_PM_USERSPACE_AUTOSLEEP=y' "$obj/.config" && echo y || echo n)
-[ "$have" = "$want" ] || die "PM_USERSPACE_AUTOSLEEP is '$have' in the $variant config"
+[ "$have" = "$want" ] || die "PM_USERSPACE_AUTOSLEEP is '$have' in the $kind config"
 
 if [ $config_only -eq 1 ]; then
 	log "configuration checked: every fragment line took ($obj/.config)"
@@ -188,23 +311,62 @@ if [ $config_only -eq 1 ]; then
 	exit 0
 fi
 
-log "building $variant bzImage with $jobs jobs (log: $obj/build.log)"
+log "building $kind kernel with $jobs jobs (log: $obj/build.log)"
 start=$(date +%s)
-if ! make -C "$src" O="$obj" -j"$jobs" bzImage > "$obj/build.log" 2>&1; then
-	tail -n 40 "$obj/build.log" >&2
-	die "kernel build failed"
+if [ $deb -eq 1 ]; then
+	# bindeb-pkg writes its packages next to the build tree, where every
+	# build tree's land (one build at a time: the lock above); what an
+	# interrupted build left there goes first.
+	out_parent=$(dirname "$obj")
+	rm -rf "$obj.debs"
+	rm -f "$out_parent"/linux-*.deb "$out_parent"/linux-autosleep_* "$out_parent"/linux-upstream_*
+	# The package version is fixed (not kbuild's build counter), the
+	# archives' timestamps too, so equal inputs give equal packages.
+	# dpkg gives the source tarball its packaged mtime: a fixed date.
+	if ! SOURCE_DATE_EPOCH=$(stat -c %Y "$tarball") make -C "$src" O="$obj" -j"$jobs" KDEB_PKGVERSION="$pkgver+autosleep$recipe" \
+			KDEB_SOURCENAME=linux-autosleep DPKG_FLAGS=-d bindeb-pkg > "$obj/build.log" 2>&1; then
+		tail -n 40 "$obj/build.log" >&2
+		die "kernel package build failed"
+	fi
+	# The release is known once the build wrote include/config/auto.conf.
+	krel=$(cat "$obj/include/config/kernel.release")
+	mkdir -p "$obj.debs"
+	mv "$out_parent"/linux-image-"$krel"_*.deb "$obj.debs/" || die "bindeb-pkg made no linux-image-${krel}_*.deb"
+	mv "$out_parent"/linux-headers-"$krel"_*.deb "$obj.debs/" 2>/dev/null || true
+	# Not ours to ship: the C library headers and the .changes of the run.
+	rm -f "$out_parent"/linux-*.deb "$out_parent"/linux-autosleep_* "$out_parent"/linux-upstream_*
+else
+	if ! make -C "$src" O="$obj" -j"$jobs" bzImage > "$obj/build.log" 2>&1; then
+		tail -n 40 "$obj/build.log" >&2
+		die "kernel build failed"
+	fi
 fi
 log "built in $(( $(date +%s) - start )) s"
 
+rm -rf "$image_dir.tmp"
 mkdir -p "$image_dir.tmp"
 cp "$obj/arch/x86/boot/bzImage" "$image_dir.tmp/bzImage"
 cp "$obj/.config" "$image_dir.tmp/config"
-echo "$pkg $pkgver $variant" > "$image_dir.tmp/source"
+echo "$pkg $pkgver $kind" > "$image_dir.tmp/source"
+if [ $deb -eq 1 ]; then
+	mv "$obj.debs"/*.deb "$image_dir.tmp/"
+	rmdir "$obj.debs"
+fi
 rm -rf "$image_dir"
 mv "$image_dir.tmp" "$image_dir"
 # Build trees of other sources or patch series only take space now; the
 # other series' tree stays, so switching between them is not a full rebuild.
-for old in "$cache"/build/"$version"-"$series"-*; do
-	[ "$old" = "$obj" ] || rm -rf "$old"
-done
-echo "$image_dir/bzImage"
+if [ "$base_name" = tiny ]; then
+	for old in "$cache"/build/"$version"-"$series"-*; do
+		case "$old" in "$obj"|*-vm-*|*-debian-*|*-custom-*) ;; *) rm -rf "$old" ;; esac
+	done
+else
+	for old in "$cache"/build/"$version"-"$series"-"$base_name"-*; do
+		[ "$old" = "$obj" ] || rm -rf "$old"
+	done
+fi
+if [ $deb -eq 1 ]; then
+	ls "$image_dir"/linux-image-*.deb | head -n1
+else
+	echo "$image_dir/bzImage"
+fi

@@ -8,10 +8,18 @@
 #   4. make distcheck
 #   5. the benchmarks in smoke mode (tests/bench/run.sh --smoke): one test,
 #      failed only if a benchmark breaks, never on its numbers
-#   6. VM suite: the autosleep kernel and the control kernel in QEMU TCG
+#   6. the Debian package (dpkg-buildpackage -us -uc -b), which lintian must
+#      pass without an error or a warning
+#   7. our kernel fragment merged into Debian's own kernel config
+#      (linux-config-6.1), knob and compile-time: every line must survive
+#   8. VM suite: the autosleep and control kernels, the packaged knob kernel
+#      and Debian's stock kernel in QEMU TCG, autosleep installed from its
+#      package
 # Ends with "N passed, N failed". Idempotent; installs what it needs.
 #
 #   --unit-only     skip the VM suite
+#   --distro-kernel also build and boot the knob kernel package made from
+#                   Debian's whole config (about 25 more minutes on 2 cores)
 #   --cycles N      suspend cycles per kernel in the VM suite (default 5)
 #   --interleave A-B  the interleaving test's seeds (default 1-6, 100 steps
 #                   each); the long run is --interleave 1-200 --interleave-steps 1000
@@ -24,20 +32,22 @@ main() {
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	cycles=5
 	vm=1
+	vm_args=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--unit-only) vm=0 ;;
+		--distro-kernel) vm_args+=(--distro-kernel) ;;
 		--cycles) cycles=$2; shift ;;
 		--interleave) export INTERLEAVE_SEEDS=$2; shift ;;
 		--interleave-steps) export INTERLEAVE_STEPS=$2; shift ;;
-		-h|--help) sed -n '4,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+		-h|--help) sed -n '4,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) echo "run-all.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 		shift
 	done
 
 	. "$top/tests/deps.sh"
-	install_deps build unit bench vm || exit 1
+	install_deps build unit bench vm package || exit 1
 
 	builddir=${AUTOSLEEP_BUILDDIR:-$top/build}
 	logs=$builddir/logs
@@ -114,6 +124,26 @@ main() {
 		tail -n 30 "$logs/bench-smoke.log"
 		count 0 1
 	fi
+	note "Debian package and lintian"
+	if "$top/tests/build-deb.sh" --lintian > "$logs/package.log" 2>&1; then
+		echo "  [package] PASS: dpkg-buildpackage -us -uc -b: $(basename "$(tail -n1 "$logs/package.log")"); lintian: no errors, no warnings"
+		count 1 0
+	else
+		echo "  [package] FAIL (see $logs/package.log)"
+		tail -n 30 "$logs/package.log"
+		count 0 1
+	fi
+	note "our kernel fragment in Debian's own kernel config"
+	for v in "" --compile-time; do
+		if "$top/kernel-patches/build-kernel.sh" --deb $v --config-only > "$logs/kconfig-debian$v.log" 2>&1; then
+			echo "  [kernel-config] PASS: build-kernel.sh --deb $v --config-only: every fragment line survived in Debian's config"
+			count 1 0
+		else
+			echo "  [kernel-config] FAIL: build-kernel.sh --deb $v --config-only"
+			tail -n 20 "$logs/kconfig-debian$v.log"
+			count 0 1
+		fi
+	done
 	t_unit=$(( $(date +%s) - t_start ))
 
 	if [ $vm -eq 1 ]; then
@@ -121,7 +151,7 @@ main() {
 		t_vm=$(date +%s)
 		counts=$logs/vm-counts
 		: > "$counts"
-		if ! "$top/tests/vm/run-vm-suite.sh" --cycles "$cycles" --counts "$counts" --log-dir "$logs"; then
+		if ! "$top/tests/vm/run-vm-suite.sh" --cycles "$cycles" --counts "$counts" --log-dir "$logs" "${vm_args[@]}"; then
 			[ -s "$counts" ] || echo "0 1" > "$counts"
 		fi
 		while read -r p f; do count "$p" "$f"; done < "$counts"

@@ -30,7 +30,7 @@ main() {
 	done
 
 	. "$top/tests/deps.sh"
-	install_deps build vm || exit 1
+	install_deps build vm package || exit 1
 
 	echo "Building the ${expect} kernel from Debian's linux-source-6.1 (cached after the first run, ~9 min cold)..."
 	kernel=$("$top/kernel-patches/build-kernel.sh" $variant | tail -n1) || exit 1

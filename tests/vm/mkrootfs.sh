@@ -2,12 +2,19 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Build the guest disk image: a Debian bookworm rootfs with systemd as PID 1,
-# autosleep installed by "make install DESTDIR=", and the guest side of the
-# VM tests. The Debian base is cached by a hash of its package list; the image
-# itself is rebuilt every time (a few seconds) so it always has the current
-# build. The build tree and the default image are per checkout, so two
-# checkouts sharing the cache never boot each other's code. Prints the image
-# path as the last line of stdout.
+# Debian's stock kernel (linux-image-amd64, with its initramfs), autosleep
+# installed from its Debian package with apt (tests/build-deb.sh), each
+# kernel package given with --kernel-deb installed with dpkg -i (initramfs-
+# tools makes its initrd), and the guest side of the VM tests. The Debian
+# base is cached by a hash of its package list; the image itself is rebuilt
+# every time (seconds) so it always has the current build. The helpers'
+# build tree and the default image are per checkout, so two checkouts sharing
+# the cache never boot each other's code.
+#
+#   mkrootfs.sh [--kernel-deb DEB]... [OUT]
+#
+# Prints the image path as the last line of stdout. The image's /boot is
+# copied out, for QEMU to boot, to OUT.boot/RELEASE/{vmlinuz,initrd.img}.
 set -euo pipefail
 
 # All in a function: bash parses it whole before running, so editing this
@@ -18,12 +25,23 @@ main() {
 	cache=${AUTOSLEEP_CACHE:-/var/cache/autosleep}
 	# Per checkout: the build tree's Makefile names its source tree.
 	checkout=$(printf '%s' "$top" | sha256sum | cut -c1-8)
-	out=${1:-$cache/vm/rootfs-$checkout.img}
+	out=$cache/vm/rootfs-$checkout.img
+	kernel_debs=()
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--kernel-deb) kernel_debs+=("$(realpath "$2")"); shift ;;
+		-*) echo "mkrootfs.sh: unknown argument '$1'" >&2; exit 2 ;;
+		*) out=$1 ;;
+		esac
+		shift
+	done
 
 	log() { echo "mkrootfs: $*" >&2; }
 
 	# polkitd: the polkit scenario checks org.autosleep1.policy for real.
-	packages=systemd,systemd-sysv,dbus,udev,iproute2,wireguard-tools,iputils-ping,procps,util-linux,libevdev2,libsystemd0,zlib1g,kmod,polkitd
+	# linux-image-amd64: the stock-kernel boot; it brings initramfs-tools,
+	# which also makes the initrd of the kernel packages installed below.
+	packages=systemd,systemd-sysv,dbus,udev,iproute2,wireguard-tools,iputils-ping,procps,util-linux,libevdev2,libsystemd0,zlib1g,kmod,polkitd,linux-image-amd64,initramfs-tools
 	suite=bookworm
 	sources=/etc/apt/sources.list.d/debian.sources
 	[ -f "$sources" ] || sources=/etc/apt/sources.list
@@ -42,29 +60,68 @@ main() {
 		mv "$base.tmp" "$base"
 	fi
 
-	# Build and install the project for /usr, as a distribution package would.
+	# autosleep itself comes from its Debian package, as on a user's machine.
+	deb=$("$top/tests/build-deb.sh" | tail -n1)
+
+	# The tests' helper programs are not in the package: a build tree of their own.
 	build=$cache/vm/build-$checkout
 	mkdir -p "$build"
 	if [ ! -x "$top/configure" ]; then
 		(cd "$top" && autoreconf -fi >&2)
 	fi
 	if [ ! -f "$build/Makefile" ] || [ "$top/configure" -nt "$build/Makefile" ]; then
-		(cd "$build" && "$top/configure" -q --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
-			--with-systemdsystemunitdir=/lib/systemd/system >&2)
+		(cd "$build" && "$top/configure" -q --prefix=/usr --sysconfdir=/etc --localstatedir=/var >&2)
 	fi
-	make -s -C "$build" -j"$(nproc)" >&2
+	make -s -C "$build" -j"$(nproc)" tests/vm/uinput-tool tests/vm/sandbox-probe tests/vm/race-client \
+		tests/vm/bench-client tests/vm/wake-hold >&2
 
 	root=$(mktemp -d "$cache/vm/root.XXXXXX")
-	trap 'rm -rf "$root"' EXIT
+	# Never rm -rf through a bind mount of the host's /dev, /proc or /sys.
+	cleanup() {
+		local m
+		for m in dev/pts dev sys proc; do umount "$root/$m" 2> /dev/null || true; done
+		for m in dev/pts dev sys proc; do
+			if mountpoint -q "$root/$m"; then
+				echo "mkrootfs: $root/$m is still mounted; leaving $root" >&2
+				return
+			fi
+		done
+		rm -rf --one-file-system "$root"
+	}
+	trap cleanup EXIT
 	tar -xf "$base" -C "$root"
-	make -s -C "$build" install DESTDIR="$root" > /dev/null
+	for m in proc sys dev dev/pts; do mount --bind "/$m" "$root/$m"; done
+	# No service starts inside the image build.
+	printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+	chmod 0755 "$root/usr/sbin/policy-rc.d"
+
+	# apt, so the package's dependencies resolve against the archive's
+	# (the base has them all, so nothing is downloaded). The .deb stays in
+	# the image for the package scenario's reinstall.
+	install -d "$root/var/cache/autosleep-vm"
+	cp "$deb" "$root/var/cache/autosleep-vm/"
+	DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install-recommends \
+		"/var/cache/autosleep-vm/$(basename "$deb")" >&2
+	# Installing must not enable the service (dh_installsystemd --no-enable):
+	# a machine that installs the package does not start suspending.
+	if [ -e "$root/etc/systemd/system/multi-user.target.wants/autosleepd.service" ]; then
+		echo "mkrootfs: error: installing $(basename "$deb") enabled autosleepd.service" >&2
+		exit 1
+	fi
+	for k in "${kernel_debs[@]}"; do
+		cp "$k" "$root/var/cache/autosleep-vm/"
+		chroot "$root" dpkg -i "/var/cache/autosleep-vm/$(basename "$k")" >&2
+		rm -f "$root/var/cache/autosleep-vm/$(basename "$k")"
+	done
+	rm -f "$root/usr/sbin/policy-rc.d"
+	for m in dev/pts dev sys proc; do umount "$root/$m"; done
 
 	# Guest side of the tests.
 	install -d "$root/usr/lib/autosleep-vm"
 	cp -R "$here/guest/." "$root/usr/lib/autosleep-vm/"
 	chmod +x "$root"/usr/lib/autosleep-vm/*.sh
 	install -m 0755 "$build/tests/vm/uinput-tool" "$build/tests/vm/sandbox-probe" "$build/tests/vm/race-client" \
-		"$build/tests/vm/bench-client" \
+		"$build/tests/vm/bench-client" "$build/tests/vm/wake-hold" \
 		"$root/usr/lib/autosleep-vm/"
 	install -m 0644 "$here/guest/autosleep-vmtest.service" "$here/guest/autosleep-vmtest-hold.service" \
 		"$root/etc/systemd/system/"
@@ -94,7 +151,21 @@ main() {
 	sed -i "s|^root:[^:]*:|root:$passwd_hash:|" "$root/etc/shadow"
 
 	rm -f "$out.tmp"
-	mkfs.ext4 -q -F -L autosleep-root -d "$root" "$out.tmp" 1G >&2
+	mkfs.ext4 -q -F -L autosleep-root -d "$root" "$out.tmp" 2G >&2
+
+	# QEMU boots the kernels from the image's own /boot.
+	rm -rf "$out.boot"
+	for v in "$root"/boot/vmlinuz-*; do
+		[ -e "$v" ] || continue
+		rel=${v##*/vmlinuz-}
+		[ -f "$root/boot/initrd.img-$rel" ] || { echo "mkrootfs: error: no initrd.img-$rel in the image's /boot" >&2; exit 1; }
+		mkdir -p "$out.boot/$rel"
+		debugfs -R "dump /boot/vmlinuz-$rel $out.boot/$rel/vmlinuz" "$out.tmp" 2> /dev/null
+		debugfs -R "dump /boot/initrd.img-$rel $out.boot/$rel/initrd.img" "$out.tmp" 2> /dev/null
+		[ -s "$out.boot/$rel/vmlinuz" ] && [ -s "$out.boot/$rel/initrd.img" ] ||
+			{ echo "mkrootfs: error: cannot copy $rel's kernel and initrd out of the image" >&2; exit 1; }
+		log "boot files of $rel: $out.boot/$rel"
+	done
 	mv "$out.tmp" "$out"
 	log "image: $out"
 	echo "$out"

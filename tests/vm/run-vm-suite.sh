@@ -5,9 +5,15 @@
 # kernels and the guest image, then boot each. The autosleep kernel must keep
 # WireGuard keys and not reseed the crng on every autosleepd cycle, and a
 # held lock must block suspend; the control kernel must show the opposite.
-# The knob kernel (kernel-patches/knob/, PM_USERSPACE_AUTOSLEEP unset) must
-# behave like the autosleep kernel while autosleepd runs, and like the
-# control kernel once it is disabled or stopped.
+# The knob kernel (kernel-patches/knob/, PM_USERSPACE_AUTOSLEEP unset) is
+# built as a Debian package (build-kernel.sh --deb --base-config vm: modules
+# and an initramfs), installed in the image with dpkg -i and booted from the
+# image's /boot. It must behave like the autosleep kernel while autosleepd
+# runs, and like the control kernel once it is disabled, stopped or told
+# SetUserspaceAutosleep=no. Debian's stock kernel (linux-image-amd64, in the
+# image from the archive) must show the control kernel's outcome, warn, and
+# hold back on autosleepd's epoll kernel lock alone. On both, the autosleep
+# package (installed with apt) is removed, purged and installed again.
 # Scheduled work: systemd's own WakeSystem= timers wake the guest and their
 # job runs to its end before the next suspend, and with HoldWakeTimers=no it
 # is frozen mid-way (the host checks both on the QMP timeline); an alarm due
@@ -20,13 +26,17 @@
 #
 #   --cycles N         wireguard-and-crng cycles per kernel (default 5)
 #   --scenarios LIST   only these guest scenarios (comma-separated) on the
-#                      autosleep kernel, and no control kernel boot unless
+#                      autosleep kernel: a short iteration, e.g.
+#                      --scenarios sandbox,polkit; no control kernel boot unless
 #                      LIST has wireguard-and-crng or soak (the control
-#                      boot runs those of the two listed), no knob kernel boot
-#                      unless it has knob: a short iteration, e.g.
-#                      --scenarios sandbox,polkit
+#                      boot runs those of the two listed), no knob kernel
+#                      boot unless it has knob, no stock kernel boot unless
+#                      it has stock
 #   --source VER       build the kernels from linux-source-VER (6.1, the
 #                      default, or 6.12), e.g. --source 6.12 --scenarios knob
+#   --distro-kernel    also build the knob kernel package from Debian's own
+#                      config (linux-config-6.1; about 25 minutes on 2 cores)
+#                      and boot it with the knob kernel's scenarios
 #   --long             1000 acquires in pm-test-race instead of 100 (about
 #                      2 more minutes)
 #   --soak-cycles N    real S3 cycles of the soak scenario on the autosleep
@@ -44,7 +54,8 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,timers,dbus-and-logind,activity,laptop,lid,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,soak,knob
+	scenarios=wireguard-and-crng,lease-blocks-suspend,timers,dbus-and-logind,activity,laptop,lid,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,soak,knob,stock
+	distro=0
 	race=100
 	soak_cycles=50
 	timeout=1800
@@ -58,6 +69,7 @@ main() {
 		--source) source=(--source "$2"); shift ;;
 		--long) race=1000; timeout=2400 ;;
 		--soak-cycles) soak_cycles=$2; shift ;;
+		--distro-kernel) distro=1 ;;
 		*) echo "run-vm-suite.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 		shift
@@ -65,14 +77,17 @@ main() {
 	mkdir -p "$log_dir"
 
 	. "$top/tests/deps.sh"
-	install_deps build vm || exit 1
+	install_deps build vm package || exit 1
 
 	t0=$(date +%s)
 	echo "=== building kernels (cached by input hash)"
-	# The knob scenario runs on the knob kernel only.
+	# The knob and stock scenarios run on the packaged knob kernel and on
+	# Debian's stock kernel only.
 	run_knob=0
+	run_stock=0
 	[[ ",$scenarios," == *,knob,* ]] && run_knob=1
-	scenarios=$(sed 's/\(^\|,\)knob\(,\|$\)/\1/; s/,$//' <<< "$scenarios")
+	[[ ",$scenarios," == *,stock,* ]] && run_stock=1
+	scenarios=$(tr ',' '\n' <<< "$scenarios" | grep -vx -e knob -e stock | paste -sd, -)
 	kernel=
 	if [ -n "$scenarios" ]; then
 		kernel=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" | tail -n1) || { echo "not ok - autosleep kernel build"; echo "0 1" >> "$counts"; exit 1; }
@@ -83,15 +98,38 @@ main() {
 	if [ -n "$control_scenarios" ]; then
 		control=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --control | tail -n1) || { echo "not ok - control kernel build"; echo "0 1" >> "$counts"; exit 1; }
 	fi
-	knob=
+	debs=()
+	knob_deb=
 	if [ $run_knob = 1 ]; then
-		knob=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --knob | tail -n1) || { echo "not ok - knob kernel build"; echo "0 1" >> "$counts"; exit 1; }
+		knob_deb=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --deb --base-config vm | tail -n1) || { echo "not ok - knob kernel package build"; echo "0 1" >> "$counts"; exit 1; }
+		debs+=(--kernel-deb "$knob_deb")
+	fi
+	distro_deb=
+	if [ $distro = 1 ]; then
+		distro_deb=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --deb | tail -n1) || { echo "not ok - Debian-config kernel package build"; echo "0 1" >> "$counts"; exit 1; }
+		debs+=(--kernel-deb "$distro_deb")
 	fi
 	t1=$(date +%s)
-	echo "=== building guest image"
-	image=$("$here/mkrootfs.sh" | tail -n1) || { echo "not ok - guest image"; echo "0 1" >> "$counts"; exit 1; }
+	echo "=== building guest image (autosleep from its package${debs[*]:+, kernel packages})"
+	image=$("$here/mkrootfs.sh" "${debs[@]}" | tail -n1) || { echo "not ok - guest image"; echo "0 1" >> "$counts"; exit 1; }
 	t2=$(date +%s)
 	echo "# kernels: $((t1 - t0)) s, image: $((t2 - t1)) s"
+
+	# The release a kernel package installs is its name's tail.
+	release_of() { dpkg-deb -f "$1" Package | sed 's/^linux-image-//'; }
+	# boot_packaged LABEL EXPECT SCENARIOS RELEASE: QEMU boots the vmlinuz
+	# and initrd.img of RELEASE that mkrootfs copied out of the image's /boot.
+	boot_packaged() {
+		local label=$1 expect=$2 list=$3 rel=$4 boot=$image.boot/$4
+		if [ ! -f "$boot/vmlinuz" ] || [ ! -f "$boot/initrd.img" ]; then
+			echo "not ok - $label: no vmlinuz and initrd.img of $rel in the image's /boot"
+			echo "0 1" >> "$counts"
+			return 1
+		fi
+		python3 "$here/vmtest.py" --kernel "$boot/vmlinuz" --initrd "$boot/initrd.img" --image "$image" \
+			--expect "$expect" --cycles "$cycles" --scenarios "$list" --label "$label" --log-dir "$log_dir" \
+			--counts "$counts" --timeout 1500
+	}
 
 	rc=0
 	if [ -n "$scenarios" ]; then
@@ -107,11 +145,18 @@ main() {
 			--scenarios "$control_scenarios" --label control --log-dir "$log_dir" \
 			--counts "$counts" --timeout 1200 || rc=1
 	fi
-	if [ -n "$knob" ]; then
-		echo "=== knob kernel: knob (the knob's ABI; WireGuard/crng with autosleepd running, disabled, SIGKILLed, stopped)"
-		python3 "$here/vmtest.py" --kernel "$knob" --image "$image" --expect knob \
-			--scenarios knob --label knob --log-dir "$log_dir" \
-			--counts "$counts" --timeout 1200 || rc=1
+	if [ -n "$knob_deb" ]; then
+		echo "=== packaged knob kernel $(release_of "$knob_deb"): knob (the knob's ABI; WireGuard as a module and the crng with autosleepd running, disabled, SIGKILLed, stopped, SetUserspaceAutosleep=no), package"
+		boot_packaged knob knob knob,package "$(release_of "$knob_deb")" || rc=1
+	fi
+	if [ -n "$distro_deb" ]; then
+		echo "=== Debian-config knob kernel $(release_of "$distro_deb"): knob, package"
+		boot_packaged distro knob knob,package "$(release_of "$distro_deb")" || rc=1
+	fi
+	if [ $run_stock = 1 ]; then
+		stock=$(cd "$image.boot" && ls -d *-amd64 2> /dev/null | head -n1)
+		echo "=== Debian's stock kernel ${stock:-(missing)}: wireguard-and-crng, stock, package; expecting the control kernel's outcome"
+		boot_packaged stock stock wireguard-and-crng,stock,package "${stock:-none}" || rc=1
 	fi
 	echo "# VM boots: $(( $(date +%s) - t2 )) s"
 	exit $rc

@@ -71,9 +71,10 @@ class Qmp:
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kernel", required=True)
+    ap.add_argument("--initrd", default=None, help="initramfs for a modular kernel (a packaged one)")
     ap.add_argument("--image", required=True)
     ap.add_argument("--scenarios", required=True, help="comma-separated guest scenarios")
-    ap.add_argument("--expect", required=True, choices=["autosleep", "control", "knob"])
+    ap.add_argument("--expect", required=True, choices=["autosleep", "control", "knob", "stock"])
     ap.add_argument("--cycles", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=900, help="seconds for the whole boot")
     ap.add_argument("--label", default="vm")
@@ -120,6 +121,8 @@ def main():
         "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
         "-nic", "none", "-display", "none", "-no-reboot",
     ]
+    if args.initrd:
+        qemu[qemu.index("-append"):qemu.index("-append")] = ["-initrd", args.initrd]
     start = time.monotonic()
     deadline = start + args.timeout
     proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL)

@@ -12,14 +12,14 @@ say() { echo "demo: $*"; }
 status() { systemctl show -p StatusText --value autosleepd; }
 
 say "Booted $(uname -r) with systemd as PID 1; autosleepd is a systemd service."
-say "Kernel: $(zcat /proc/config.gz | grep -E '^(# )?CONFIG_PM_USERSPACE_AUTOSLEEP[= ]' | sed 's/^# //')"
+say "Kernel: $(kernel_config | grep -E '^(# )?CONFIG_PM_USERSPACE_AUTOSLEEP[= ]' | sed 's/^# //')"
 say "autosleepd says: $(journalctl -u autosleepd -o cat | grep -m1 'CONFIG_PM_USERSPACE_AUTOSLEEP')"
 say "Sleep mode: $(cat /sys/power/mem_sleep) (the bracketed one is used: deep = real S3)"
 say "Setting up two WireGuard peers in two network namespaces..."
 setup
 peer_b
 prime && say "WireGuard handshake done at $(handshake) (unix time)."
-echo 'file drivers/net/wireguard/noise.c +p' > /proc/dynamic_debug/control
+wg_debug_on
 
 for c in $(seq "$CYCLES"); do
 	sleep 11 # let WireGuard's keepalive pass, so the counters below are exact

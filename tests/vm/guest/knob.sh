@@ -19,7 +19,7 @@ knob_is() { [ "$(knob)" = "$1" ]; }
 # write_knob VALUE: printf's exit status and error; the knob is written in one write(2).
 write_knob() { printf '%s' "$1" > $k; }
 
-kcfg=$(zcat /proc/config.gz | grep -c '^CONFIG_PM_USERSPACE_AUTOSLEEP=y')
+kcfg=$(kernel_config | grep -c '^CONFIG_PM_USERSPACE_AUTOSLEEP=y')
 check "knob kernel lacks CONFIG_PM_USERSPACE_AUTOSLEEP" [ "$kcfg" = 0 ]
 if [ ! -f $k ]; then
 	not_ok "knob kernel has $k"
@@ -28,7 +28,7 @@ fi
 ok "knob kernel has $k"
 check "mem_sleep is deep (real S3)" grep -q '\[deep\]' /sys/power/mem_sleep
 check "crng is initialized, so a reseed would be logged" sh -c 'dmesg | grep -q "crng init done"'
-echo 'file drivers/net/wireguard/noise.c +p' > /proc/dynamic_debug/control
+wg_debug_on
 
 # 1. What autosleepd says and did at start.
 check "autosleepd set the knob at start: it reads $(knob)" knob_is 1
@@ -98,3 +98,20 @@ check "with autosleepd stopped the knob reads 0" knob_is 0
 wg_cycle "stopped, knob 0, the test's suspend" control test
 systemctl start autosleepd.service
 check "started again, autosleepd set the knob: it reads 1" wait_until 50 knob_is 1
+
+# 7. SetUserspaceAutosleep=no: autosleepd still suspends, but leaves the knob
+# at 0, so its own cycles clear keys and reseed, as on the control kernel.
+# The same boot and the same daemon as in 3., so only the setting differs.
+conf=/etc/autosleep/autosleep.conf.d/90-vmtest-no-knob.conf
+printf '[Suspend]\nSetUserspaceAutosleep=no\n' > $conf
+systemctl restart autosleepd.service
+check "SetUserspaceAutosleep=no: autosleepd is back after the restart" wait_until 100 sh -c 'autosleepctl status > /dev/null 2>&1'
+check "SetUserspaceAutosleep=no: the knob reads 0" knob_is 0
+check "SetUserspaceAutosleep=no: autosleepctl status says 'Frequent suspend: none (/sys/power/userspace_autosleep=0)'" \
+	sh -c "autosleepctl status | grep -qF 'Frequent suspend: none (/sys/power/userspace_autosleep=0)'"
+for c in 1 2; do
+	wg_cycle "SetUserspaceAutosleep=no, knob 0, autosleepd cycle $c" control autosleepd
+done
+rm -f $conf
+systemctl restart autosleepd.service
+check "without the setting again, autosleepd set the knob: it reads 1" wait_until 100 knob_is 1

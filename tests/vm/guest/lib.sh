@@ -12,8 +12,38 @@ check() {
 }
 mark() { echo "@mark $*"; }
 
-hold() { echo vmtest > /sys/power/wake_lock; }
-release() { echo vmtest > /sys/power/wake_unlock; }
+# The test's own kernel wake lock: "vmtest" in /sys/power/wake_lock, or on a
+# kernel without it (Debian's stock kernel) wake-hold's EPOLLWAKEUP timerfd.
+HOLD_PID=/run/vmtest-hold.pid
+hold() {
+	if [ -e /sys/power/wake_lock ]; then
+		echo vmtest > /sys/power/wake_lock
+		return
+	fi
+	[ -f $HOLD_PID ] && kill -0 "$(cat $HOLD_PID)" 2> /dev/null && return 0
+	/usr/lib/autosleep-vm/wake-hold $HOLD_PID
+}
+release() {
+	if [ -e /sys/power/wake_lock ]; then
+		echo vmtest > /sys/power/wake_unlock
+		return
+	fi
+	[ -f $HOLD_PID ] && kill "$(cat $HOLD_PID)" 2> /dev/null
+	rm -f $HOLD_PID
+}
+
+# The running kernel's config: /proc/config.gz, or the packaged kernel's
+# /boot/config-RELEASE (Debian's kernels have no IKCONFIG_PROC).
+kernel_config() {
+	if [ -r /proc/config.gz ]; then zcat /proc/config.gz; else cat "/boot/config-$(uname -r)"; fi
+}
+
+# WireGuard logs "Keypair N destroyed" through dynamic debug. A query only
+# reaches code that is loaded, so a modular WireGuard is loaded first.
+wg_debug_on() {
+	modprobe -q wireguard 2> /dev/null
+	echo 'file drivers/net/wireguard/noise.c +p' > /proc/dynamic_debug/control
+}
 
 arm_rtc() {
 	echo 0 > /sys/class/rtc/rtc0/wakealarm

@@ -172,7 +172,7 @@ batch() {
 }
 
 check "mem_sleep is deep (real S3)" grep -q '\[deep\]' /sys/power/mem_sleep
-echo 'file drivers/net/wireguard/noise.c +p' > /proc/dynamic_debug/control
+wg_debug_on
 wg_start || exit 0
 
 if [ "$EXPECT" = autosleep ]; then

@@ -35,7 +35,8 @@
 #   --source VER       build the kernels from linux-source-VER (6.1, the
 #                      default, or 6.12), e.g. --source 6.12 --scenarios knob
 #   --distro-kernel    also build the knob kernel package from Debian's own
-#                      config (linux-config-6.1; about 25 minutes on 2 cores)
+#                      config (linux-config-6.1), its modules trimmed to
+#                      what the guest loads (kernel-patches/vm-lsmod.txt),
 #                      and boot it with the knob kernel's scenarios
 #   --long             1000 acquires in pm-test-race instead of 100 (about
 #                      2 more minutes)
@@ -106,7 +107,8 @@ main() {
 	fi
 	distro_deb=
 	if [ $distro = 1 ]; then
-		distro_deb=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --deb | tail -n1) || { echo "not ok - Debian-config kernel package build"; echo "0 1" >> "$counts"; exit 1; }
+		distro_deb=$("$top/kernel-patches/build-kernel.sh" "${source[@]}" --deb \
+			--localmodconfig "$top/kernel-patches/vm-lsmod.txt" | tail -n1) || { echo "not ok - Debian-config kernel package build"; echo "0 1" >> "$counts"; exit 1; }
 		debs+=(--kernel-deb "$distro_deb")
 	fi
 	t1=$(date +%s)

@@ -27,6 +27,9 @@ check "its initramfs (initramfs-tools) is in /boot" [ -s "/boot/initrd.img-$rel"
 check "the root disk's virtio_blk is a module, so the initramfs loaded it" [ -e /sys/module/virtio_blk/initstate ]
 modprobe -q wireguard
 check "WireGuard is a loadable module on this kernel" [ -e /sys/module/wireguard/initstate ]
+# What the VM loads on this kernel: the list run-vm-suite.sh --distro-kernel
+# builds Debian's config with (kernel-patches/vm-lsmod.txt).
+echo "# lsmod: $(lsmod | awk 'NR > 1 { print $1 }' | sort | paste -sd' ')"
 
 # Removal stops the daemon; its ExecStopPost puts the knob back.
 pid=$(daemon_pid)

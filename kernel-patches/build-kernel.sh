@@ -174,7 +174,7 @@ vm) fragments=("$here/vm.config" "$here/vm-modules.config" "$here/autosleep.conf
 esac
 
 # Bump when a change to this script changes what it builds.
-recipe=2
+recipe=3
 
 # Everything that can change the result goes into the key.
 key=$( {
@@ -242,7 +242,12 @@ fi
 # everything, as its recorded command lines name the old path).
 obj=$cache/build/$version-$series-$src_key
 [ "$base_name" = tiny ] || obj=$cache/build/$version-$series-$base_name-$src_key
-export KBUILD_BUILD_TIMESTAMP="$(dpkg-query -W -f='${Version}' "$pkg") (autosleep reproducible build)"
+# kbuild stamps uname -v and the cpio of the built-in initramfs with this
+# time. gen_initramfs.sh reads it with date -d, so it must be a date: one it
+# cannot parse means "now" in the cpio, and a different vmlinuz every build.
+# The source tarball's mtime is the package's, the same on every machine.
+stamp=$(stat -c %Y "$tarball")
+export KBUILD_BUILD_TIMESTAMP="$(LC_ALL=C date -u -d "@$stamp" '+%a %b %e %H:%M:%S UTC %Y')"
 export KBUILD_BUILD_USER=autosleep KBUILD_BUILD_HOST=autosleep KBUILD_BUILD_VERSION=1
 mkdir -p "$obj"
 
@@ -322,8 +327,7 @@ if [ $deb -eq 1 ]; then
 	rm -f "$out_parent"/linux-*.deb "$out_parent"/linux-autosleep_* "$out_parent"/linux-upstream_*
 	# The package version is fixed (not kbuild's build counter), the
 	# archives' timestamps too, so equal inputs give equal packages.
-	# dpkg gives the source tarball its packaged mtime: a fixed date.
-	if ! SOURCE_DATE_EPOCH=$(stat -c %Y "$tarball") make -C "$src" O="$obj" -j"$jobs" KDEB_PKGVERSION="$pkgver+autosleep$recipe" \
+	if ! SOURCE_DATE_EPOCH=$stamp make -C "$src" O="$obj" -j"$jobs" KDEB_PKGVERSION="$pkgver+autosleep$recipe" \
 			KDEB_SOURCENAME=linux-autosleep DPKG_FLAGS=-d bindeb-pkg > "$obj/build.log" 2>&1; then
 		tail -n 40 "$obj/build.log" >&2
 		die "kernel package build failed"

@@ -137,10 +137,10 @@ main() {
 	note "our kernel fragment in Debian's own kernel config"
 	for v in "" --compile-time; do
 		if "$top/kernel-patches/build-kernel.sh" --deb $v --config-only > "$logs/kconfig-debian$v.log" 2>&1; then
-			echo "  [kernel-config] PASS: build-kernel.sh --deb $v --config-only: every fragment line survived in Debian's config"
+			echo "  [kernel-config] PASS: build-kernel.sh --deb ${v:+$v }--config-only: every fragment line survived in Debian's config"
 			count 1 0
 		else
-			echo "  [kernel-config] FAIL: build-kernel.sh --deb $v --config-only"
+			echo "  [kernel-config] FAIL: build-kernel.sh --deb ${v:+$v }--config-only"
 			tail -n 20 "$logs/kconfig-debian$v.log"
 			count 0 1
 		fi

@@ -317,6 +317,10 @@ if [ $config_only -eq 1 ]; then
 fi
 
 log "building $kind kernel with $jobs jobs (log: $obj/build.log)"
+# kbuild does not track KBUILD_BUILD_TIMESTAMP as a dependency of the
+# built-in initramfs; a tree built by an older recipe would keep its cpio.
+# It is a few hundred bytes to make again.
+rm -f "$obj/usr/initramfs_data.cpio"
 start=$(date +%s)
 if [ $deb -eq 1 ]; then
 	# bindeb-pkg writes its packages next to the build tree, where every

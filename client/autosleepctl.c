@@ -704,7 +704,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 				: strcmp(lock_step, "timed-out") == 0 ? "ran: timed out waiting for a session to lock"
 				: strcmp(lock_step, "failed") == 0 ? "ran: LockSessions() failed" : lock_step);
 		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", kernel,
-		       wakelocks ? "available" : "missing (locks are held in-process only)");
+		       wakelocks ? "available" : "missing (the kernel lock is an epoll wakeup source)");
 		if (knob < 0)
 			printf("Frequent suspend: %s (no /sys/power/userspace_autosleep)\n", mode);
 		else

@@ -32,9 +32,9 @@ main() {
 	. "$top/tests/deps.sh"
 	install_deps build vm package || exit 1
 
-	echo "Building the ${expect} kernel from Debian's linux-source-6.1 (cached after the first run, ~9 min cold)..."
+	echo "Building the ${expect} kernel from Debian's linux-source-6.1 (cached after the first run, ~13 min cold on 2 cores)..."
 	kernel=$("$top/kernel-patches/build-kernel.sh" $variant | tail -n1) || exit 1
-	echo "Building the Debian guest image with autosleepd installed (~1 min cold)..."
+	echo "Building the Debian guest image, autosleep installed from its package (~5 min cold)..."
 	work=${TMPDIR:-/tmp}/autosleep-demo
 	mkdir -p "$work"
 	image=$("$here/mkrootfs.sh" "$work/rootfs.img" | tail -n1) || exit 1

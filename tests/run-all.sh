@@ -20,7 +20,7 @@
 #   --unit-only     skip the VM suite
 #   --distro-kernel also build and boot the knob kernel package made from
 #                   Debian's own config, its modules trimmed to the guest's
-#                   (about 25 more minutes on 2 cores)
+#                   (about 40 more minutes on 2 cores)
 #   --cycles N      suspend cycles per kernel in the VM suite (default 5)
 #   --interleave A-B  the interleaving test's seeds (default 1-6, 100 steps
 #                   each); the long run is --interleave 1-200 --interleave-steps 1000

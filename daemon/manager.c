@@ -534,8 +534,9 @@ static void manager_set_lock_step(struct manager *m, enum lock_step step)
 
 void manager_user_active(struct manager *m)
 {
+	suspender_note_activity(m->suspender);
 	if (m->lock_step == LOCK_STEP_LOCKING)
-		/* The user may have unlocked already: lock again before the suspend after next. */
+		/* The user may have unlocked already: lock again before the suspend (see manager_lock_done()). */
 		m->relock = true;
 	if (m->lock_step == LOCK_STEP_OFF || m->lock_step == LOCK_STEP_PENDING || m->lock_step == LOCK_STEP_LOCKING)
 		return;
@@ -546,12 +547,19 @@ void manager_user_active(struct manager *m)
 void manager_lock_done(struct manager *m, enum lock_step result)
 {
 	manager_set_lock_step(m, result);
+	if (m->relock) {
+		/*
+		 * Activity during the step: the user may have unlocked already.
+		 * Owe another step before this suspend, in one call: cleared and
+		 * set again in two, the thread could write state in between.
+		 */
+		m->relock = false;
+		manager_set_lock_step(m, LOCK_STEP_PENDING);
+		suspender_prepare_again(m->suspender);
+		return;
+	}
 	/* Whatever came of it: the suspend goes ahead, and locks again only after new activity. */
 	suspender_set_prepare(m->suspender, false);
-	if (m->relock) {
-		m->relock = false;
-		manager_user_active(m);
-	}
 }
 
 void manager_set_lid_handler(struct manager *m, const char *other)
@@ -735,6 +743,19 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 			break;
 		case SUSPENDER_EVENT_PREPARE:
 			if (m->sessions && m->lock_step == LOCK_STEP_PENDING) {
+				/*
+				 * The thread asked while nothing held, but a lease or
+				 * the user may have come since: a session coming back
+				 * sets the step and takes its lease in one dispatch,
+				 * and the thread can ask in between. Locking then would
+				 * lock out a user who is at the machine. Let it start
+				 * over: it asks again once the lease and the input's
+				 * kernel hold (which blocks its count read) are gone.
+				 */
+				if (suspender_ask_stale(m->suspender, ev.activity)) {
+					suspender_prepare_again(m->suspender);
+					break;
+				}
 				manager_set_lock_step(m, LOCK_STEP_LOCKING);
 				sessions_lock(m->sessions);
 			} else if (m->lock_step != LOCK_STEP_LOCKING) {

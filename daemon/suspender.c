@@ -48,6 +48,7 @@ struct suspender {
 	 * flag that only looks unchanged.
 	 */
 	uint64_t prepare_done;
+	uint64_t activity; /* suspender_note_activity() calls, sent with each ask */
 	/* Only this thread: whether the last look found a battery, and when to look again if not. */
 	bool battery_seen;
 	usec_t battery_next_scan;
@@ -325,6 +326,7 @@ static int wait_prepared(struct suspender *s)
 	pthread_mutex_lock(&s->lock);
 	done = s->prepare_done;
 	if (s->prepare && !s->stopping && !s->paused && !s->soak_pending) {
+		ev.activity = s->activity;
 		pthread_mutex_unlock(&s->lock);
 		emit(s, &ev);
 		pthread_mutex_lock(&s->lock);
@@ -819,6 +821,31 @@ void suspender_set_prepare(struct suspender *s, bool prepare)
 		pthread_cond_broadcast(&s->cond);
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+void suspender_prepare_again(struct suspender *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->prepare_done++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void suspender_note_activity(struct suspender *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->activity++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool suspender_ask_stale(struct suspender *s, uint64_t seen)
+{
+	bool r;
+
+	pthread_mutex_lock(&s->lock);
+	r = s->blocked || s->activity != seen;
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
 void suspender_set_paused(struct suspender *s, bool paused)

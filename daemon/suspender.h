@@ -92,6 +92,7 @@ struct suspender_event {
 	enum suspender_state state;
 	struct suspend_report report;
 	struct soak_record soak;
+	uint64_t activity; /* PREPARE: the count of suspender_note_activity() calls when the thread asked */
 };
 
 struct suspender_params {
@@ -145,6 +146,24 @@ void suspender_set_enabled(struct suspender *s, bool enabled);
  * state, until the main loop clears it; it then reads wakeup_count afresh.
  */
 void suspender_set_prepare(struct suspender *s, bool prepare);
+/*
+ * The step was asked for but must not start now (a lease or the user came
+ * after the ask), or it ran and another is owed: end the thread's wait with
+ * prepare still set, so the attempt starts over and asks again once nothing
+ * holds the machine, before it writes anything.
+ */
+void suspender_prepare_again(struct suspender *s);
+/*
+ * User activity, counted so that an ask the main loop reads after it shows
+ * as stale: the thread asks on what it saw, and the user may come back
+ * between its look and the main loop reading the ask.
+ */
+void suspender_note_activity(struct suspender *s);
+/*
+ * Whether an ask (its event's activity count) is stale: a lease blocks us
+ * now, or there was user activity since the thread asked.
+ */
+bool suspender_ask_stale(struct suspender *s, uint64_t seen);
 
 /*
  * Soak: while paused, the loop makes no attempt of its own; soak cycles run

@@ -1001,6 +1001,28 @@ static void test_disabled(void **state)
 	assert_int_equal(rep.result, SUSPEND_SUCCESS);
 }
 
+/* A loop that owes the main loop a step (the lock step) before its first suspend, and has asked for it. */
+static void start_with_step_owed(struct ctx *x, struct suspender_event *ev)
+{
+	struct suspender_params p = default_params();
+
+	assert_int_equal(suspender_new(&p, &x->s), 0);
+	fk.s = x->s;
+	suspender_set_prepare(x->s, true);
+	assert_int_equal(suspender_start(x->s), 0);
+	wait_event(x, SUSPENDER_EVENT_PREPARE, ev, 2000);
+}
+
+/* The step is done: the suspend it held back goes through. */
+static void step_done(struct ctx *x)
+{
+	struct suspender_event ev;
+
+	suspender_set_prepare(x->s, false);
+	wait_event(x, SUSPENDER_EVENT_RESULT, &ev, 2000);
+	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
+}
+
 /*
  * A soak cycle asked for while the thread waits for the main loop's step
  * before a suspend (locking the sessions) is taken at once. The main loop
@@ -1011,15 +1033,10 @@ static void test_disabled(void **state)
 static void test_soak_while_waiting_for_prepare(void **state)
 {
 	struct ctx *x = *state;
-	struct suspender_params p = default_params();
 	struct soak_request req = { .state = "mem", .read_timeout = SOAK_READ_TIMEOUT_DEFAULT_USEC };
 	struct suspender_event ev;
 
-	assert_int_equal(suspender_new(&p, &x->s), 0);
-	fk.s = x->s;
-	suspender_set_prepare(x->s, true);
-	assert_int_equal(suspender_start(x->s), 0);
-	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
+	start_with_step_owed(x, &ev);
 	alarm(10);
 	suspender_set_paused(x->s, true);
 	assert_int_equal(suspender_soak(x->s, &req), 0);
@@ -1028,35 +1045,54 @@ static void test_soak_while_waiting_for_prepare(void **state)
 	/* The step is still owed: after the soak, the next attempt asks for it again. */
 	suspender_set_paused(x->s, false);
 	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
-	suspender_set_prepare(x->s, false);
-	wait_event(x, SUSPENDER_EVENT_RESULT, &ev, 2000);
-	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
+	step_done(x);
 }
 
 /*
- * The lock step ends and is asked for again before this thread ran (the
- * user moved the mouse while the screen locked): the thread must ask again,
- * not wait for ever on a flag that only looks unchanged.
+ * The lock step ran and another is owed (the user moved the mouse while the
+ * screen locked), or the step could not start (a lease or the user came
+ * after the ask): suspender_prepare_again() ends the wait with prepare still
+ * set, and the thread asks again before it writes anything. Each ask carries
+ * the activity count it saw, so the main loop can tell a stale one.
  */
 static void test_prepare_asked_again(void **state)
 {
 	struct ctx *x = *state;
-	struct suspender_params p = default_params();
 	struct suspender_event ev;
 
-	assert_int_equal(suspender_new(&p, &x->s), 0);
-	fk.s = x->s;
-	suspender_set_prepare(x->s, true);
-	assert_int_equal(suspender_start(x->s), 0);
+	start_with_step_owed(x, &ev);
+	assert_false(suspender_ask_stale(x->s, ev.activity));
+	/* A lease taken after the ask makes it stale while it is held. */
+	suspender_set_blocked(x->s, true);
+	assert_true(suspender_ask_stale(x->s, ev.activity));
+	suspender_set_blocked(x->s, false);
+	assert_false(suspender_ask_stale(x->s, ev.activity));
+	suspender_note_activity(x->s);
+	assert_true(suspender_ask_stale(x->s, ev.activity));
+	suspender_prepare_again(x->s);
 	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
-	/* Done and owed again at once, as manager_lock_done() does with activity during the step. */
-	suspender_set_prepare(x->s, false);
-	suspender_set_prepare(x->s, true);
-	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
+	/* The new ask saw the activity, and nothing was written for the old one. */
+	assert_false(suspender_ask_stale(x->s, ev.activity));
 	assert_int_equal(locked_state_writes(), 0);
+	step_done(x);
+}
+
+/*
+ * Cleared and set again in two calls before the thread ran: it must ask
+ * again, not wait for ever on a flag that only looks unchanged. Whether it
+ * writes state between the two calls depends on when it runs, so only the
+ * new ask and the suspend after it are checked.
+ */
+static void test_prepare_cleared_and_set(void **state)
+{
+	struct ctx *x = *state;
+	struct suspender_event ev;
+
+	start_with_step_owed(x, &ev);
 	suspender_set_prepare(x->s, false);
-	wait_event(x, SUSPENDER_EVENT_RESULT, &ev, 2000);
-	assert_int_equal(ev.report.result, SUSPEND_SUCCESS);
+	suspender_set_prepare(x->s, true);
+	wait_event(x, SUSPENDER_EVENT_PREPARE, &ev, 2000);
+	step_done(x);
 }
 
 static void set_block_read(bool block)
@@ -1261,6 +1297,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soak_while_waiting_for_prepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prepare_asked_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_cleared_and_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disable_during_soak_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blockers_survive_a_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_look_at_sources_after_blocked_read, setup, teardown),

@@ -14,6 +14,13 @@
  * - acquire with the suspender blocked in wakeup_count (a FIFO nobody
  *   writes), and the daemon's context switches meanwhile.
  *
+ * wakeup_count turns from a file into a FIFO and back only while the
+ * daemon's thread is parked where its next access to it is a read: inside
+ * the state write on a full pipe, or in the open of the FIFO. Anywhere else
+ * it may sit between its count read and its count write, and a FIFO swapped
+ * in there would block that write for ever (no reader), where a kernel
+ * would only have failed it.
+ *
  * Every latency is printed next to a Peer.Ping taken in the same iterations.
  */
 #include <errno.h>
@@ -51,6 +58,7 @@ struct kernel {
 	int state_fd;     /* our end of the state FIFO, O_RDWR: a reader that never goes away */
 	int inotify_fd;   /* wake_lock written */
 	int unlock_fd;    /* wake_unlock written */
+	int open_fd;      /* state opened: the daemon's state write begins */
 	sd_bus *bus;
 	pthread_t thread;
 	bool thread_started;
@@ -61,8 +69,8 @@ struct kernel {
 	unsigned aborts;
 };
 
-static struct kernel K = { .state_fd = -1, .inotify_fd = -1, .unlock_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
-			   .cond = PTHREAD_COND_INITIALIZER };
+static struct kernel K = { .state_fd = -1, .inotify_fd = -1, .unlock_fd = -1, .open_fd = -1,
+			   .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 /* Fill the pipe: the daemon's next state write blocks, as if the kernel were suspending. */
 static int pipe_fill(void)
@@ -91,12 +99,29 @@ static bool pipe_drain(void)
 	return found;
 }
 
-/* Wait for a state write to land in an empty pipe; returns when it did, or 0. */
-static usec_t wait_state_write(int timeout_ms)
+/* Forget the daemon's opens of state so far. */
+static void state_opens_forget(void)
 {
-	if (poll(&(struct pollfd){ .fd = K.state_fd, .events = POLLIN }, 1, timeout_ms) != 1)
+	char buf[4096];
+
+	while (read(K.open_fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/*
+ * Wait for the daemon to open state, which it does only for a state write,
+ * after its count write; returns when it did, or 0. A full pipe keeps it
+ * inside that write until we read.
+ */
+static usec_t wait_state_open(int timeout_ms)
+{
+	usec_t t;
+
+	if (poll(&(struct pollfd){ .fd = K.open_fd, .events = POLLIN }, 1, timeout_ms) != 1)
 		return 0;
-	return now(CLOCK_MONOTONIC);
+	t = now(CLOCK_MONOTONIC);
+	state_opens_forget();
+	return t;
 }
 
 /* Whether one of the daemon's threads sits in write(2): the state write, blocked on our full pipe. */
@@ -215,6 +240,10 @@ static int kernel_start(const char *bus_extra)
 	K.state_fd = open(K.state, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (K.state_fd < 0)
 		return -errno;
+	/* After our own open, and after the daemon's read of the states at start. */
+	K.open_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (K.open_fd < 0 || inotify_add_watch(K.open_fd, K.state, IN_OPEN) < 0)
+		return -errno;
 	snprintf(path, sizeof(path), "%s/sys/power/wake_lock", K.h.dir);
 	K.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (K.inotify_fd < 0 || inotify_add_watch(K.inotify_fd, path, IN_CLOSE_WRITE) < 0)
@@ -267,6 +296,8 @@ static void kernel_stop(void)
 		close(K.inotify_fd);
 	if (K.unlock_fd >= 0)
 		close(K.unlock_fd);
+	if (K.open_fd >= 0)
+		close(K.open_fd);
 }
 
 static int kbus_ping(void)
@@ -352,43 +383,75 @@ static int wc_serve_read(void)
 }
 
 /*
- * Drop the lease and wait for the state write it lets through. With
- * kernel_read, answer the count read as the kernel would once the daemon
- * wrote wake_unlock, and make wakeup_count a FIFO again for the next one.
+ * Make wakeup_count a FIFO while the daemon's thread cycles freely on the
+ * file: first catch it inside a state write, past its count write.
  */
-static int release_to_state_write(int fd, bool kernel_read, usec_t *ret_release, usec_t *ret_write)
+static int wc_make_fifo_parked(void)
+{
+	int r = pipe_fill();
+
+	if (r < 0)
+		return r;
+	if (!wait_in_write())
+		return -ETIMEDOUT;
+	r = wc_make(true);
+	(void)pipe_drain();
+	return r;
+}
+
+/*
+ * Drop the lease and wait for the state write it lets through: when the
+ * daemon opened state (ret_write), and when that write could return
+ * (ret_resume), where the backoff before the next one starts. With
+ * kernel_read, answer the count read as the kernel would once the daemon
+ * wrote wake_unlock, and make wakeup_count a FIFO again for the next one
+ * while a full pipe holds the daemon inside the state write.
+ *
+ * During the hold the daemon cannot open state: it waits for the lease to
+ * end, or in the open of the FIFO. So the opens forgotten here are old ones.
+ */
+static int release_to_state_write(int fd, bool kernel_read, usec_t *ret_release, usec_t *ret_write,
+				  usec_t *ret_resume)
 {
 	int r;
 
 	(void)unlock_seen(0);
+	state_opens_forget();
+	if (kernel_read && (r = pipe_fill()) < 0)
+		return r;
 	*ret_release = now(CLOCK_MONOTONIC);
 	close(fd);
 	if (kernel_read && ((r = unlock_seen(5000)) < 0 || (r = wc_serve_read()) < 0))
 		return r;
-	*ret_write = wait_state_write(5000);
+	*ret_write = wait_state_open(5000);
 	if (*ret_write == 0)
 		return -ETIMEDOUT;
+	if (kernel_read && (r = wc_make(true)) < 0)
+		return r;
+	*ret_resume = kernel_read ? now(CLOCK_MONOTONIC) : *ret_write;
 	(void)pipe_drain();
-	return kernel_read ? wc_make(true) : 0;
+	return 0;
 }
 
 /*
  * Last release to the state write. After a hold longer than the backoff the
  * write should follow the release at once; a lease taken and dropped inside
  * the backoff after a suspend should not move the write past the backoff's
- * end. Both are printed as the excess over what was configured (0 and
- * DelaySec). kernel_read: the count read blocks during the hold, as on a
- * kernel (above); else it never blocks and the thread waits on the gate.
+ * end. Both are printed as the excess over what was configured: 0, and
+ * DelaySec counted from when the last state write could return (the
+ * resume). A write's time is when the daemon opened state. kernel_read: the
+ * count read blocks during the hold, as on a kernel (above); else it never
+ * blocks and the thread waits on the gate.
  */
 static int entry_latency(unsigned n, bool kernel_read, uint64_t *hold, uint64_t *window)
 {
 	int r;
 
 	(void)pipe_drain();
-	if (kernel_read && (r = wc_make(true)) < 0)
+	if (kernel_read && (r = wc_make_fifo_parked()) < 0)
 		return r;
 	for (unsigned i = 0; i < n; i++) {
-		usec_t t_rel, t_w, t_w2;
+		usec_t t_rel, t_w, t_w2, t_res, t_res2;
 		int fd;
 
 		/* After a long hold: a lease longer than the backoff, released. */
@@ -398,7 +461,7 @@ static int entry_latency(unsigned n, bool kernel_read, uint64_t *hold, uint64_t 
 		(void)pipe_drain();
 		usleep(2 * BACKOFF_USEC);
 		(void)pipe_drain();
-		r = release_to_state_write(fd, kernel_read, &t_rel, &t_w);
+		r = release_to_state_write(fd, kernel_read, &t_rel, &t_w, &t_res);
 		if (r < 0)
 			return r;
 		hold[i] = t_w - t_rel;
@@ -409,13 +472,16 @@ static int entry_latency(unsigned n, bool kernel_read, uint64_t *hold, uint64_t 
 		if (r < 0)
 			return r;
 		usleep(BACKOFF_USEC / 5);
-		r = release_to_state_write(fd, kernel_read, &t_rel, &t_w2);
+		r = release_to_state_write(fd, kernel_read, &t_rel, &t_w2, &t_res2);
 		if (r < 0)
 			return r;
-		window[i] = t_w2 > t_w + BACKOFF_USEC ? t_w2 - t_w - BACKOFF_USEC : 0;
+		window[i] = t_w2 > t_res + BACKOFF_USEC ? t_w2 - t_res - BACKOFF_USEC : 0;
 	}
-	/* The sections after this one want a count read that never blocks. */
-	return kernel_read ? wc_make(false) : 0;
+	/*
+	 * The sections after this one want a count read that never blocks: the
+	 * daemon is off to the FIFO's open, where it reads; answer that read.
+	 */
+	return kernel_read ? wc_serve_read() : 0;
 }
 
 static int entry_latencies(unsigned n)
@@ -500,9 +566,12 @@ static int block_in_wakeup_count(void)
 {
 	int fd, r;
 
+	/* The last section left it going round to a full pipe: wait until it is inside the state write. */
+	if (!wait_in_write())
+		return -ETIMEDOUT;
 	if (unlink(K.wakeup_count) < 0 || mkfifo(K.wakeup_count, 0600) < 0)
 		return -errno;
-	/* It is inside the state write now; a lease, then the write let through, sends it round to the read. */
+	/* A lease, then the write let through, sends it round to the read. */
 	r = kbus_acquire(&fd);
 	if (r < 0)
 		return r;

@@ -55,6 +55,8 @@ main() {
 	mkdir -p "$logs"
 	passed=0
 	failed=0
+	# What failed, named again just above the totals: CI shows only the end of the output.
+	fails=()
 	t_start=$(date +%s)
 
 	note() { echo "=== $*"; }
@@ -84,6 +86,7 @@ main() {
 			echo "not ok - $name: build failed (see $logs/$name-make.log)"
 			tail -n 30 "$logs/$name-make.log"
 			count 0 1
+			fails+=("$name: build")
 			return
 		fi
 		rm -f "$dir/test-suite.log"
@@ -92,9 +95,11 @@ main() {
 		if [ -f "$dir/test-suite.log" ]; then
 			read -r p f < <(automake_counts "$dir/test-suite.log")
 			[ "$f" -gt 0 ] && sed -n '/^FAIL\|^ERROR/,$p' "$dir/test-suite.log" | head -n 80
+			while read -r t; do fails+=("$name: $t"); done < <(sed -n 's/^\(FAIL\|ERROR\): *//p' "$logs/$name-check.log")
 		else
 			p=0 f=1
 			tail -n 30 "$logs/$name-check.log"
+			fails+=("$name: make check (no test-suite.log)")
 		fi
 		count "$p" "$f"
 		echo "# $name suite took $(( $(date +%s) - t0 )) s"
@@ -115,6 +120,7 @@ main() {
 		echo "  [distcheck] FAIL (see $logs/distcheck.log)"
 		tail -n 40 "$logs/distcheck.log"
 		count 0 1
+		fails+=("make distcheck")
 	fi
 	note "benchmarks, smoke mode"
 	if "$top/tests/bench/run.sh" --smoke --builddir "$builddir/valgrind" > "$logs/bench-smoke.log" 2>&1; then
@@ -124,6 +130,7 @@ main() {
 		echo "  [bench] FAIL (see $logs/bench-smoke.log)"
 		tail -n 30 "$logs/bench-smoke.log"
 		count 0 1
+		fails+=("bench: tests/bench/run.sh --smoke")
 	fi
 	note "Debian package and lintian"
 	if "$top/tests/build-deb.sh" --lintian > "$logs/package.log" 2>&1; then
@@ -133,6 +140,7 @@ main() {
 		echo "  [package] FAIL (see $logs/package.log)"
 		tail -n 30 "$logs/package.log"
 		count 0 1
+		fails+=("package: build-deb.sh --lintian")
 	fi
 	note "our kernel fragment in Debian's own kernel config"
 	for v in "" --compile-time; do
@@ -143,6 +151,7 @@ main() {
 			echo "  [kernel-config] FAIL: build-kernel.sh --deb ${v:+$v }--config-only"
 			tail -n 20 "$logs/kconfig-debian$v.log"
 			count 0 1
+			fails+=("kernel-config: build-kernel.sh --deb ${v:+$v }--config-only")
 		fi
 	done
 	t_unit=$(( $(date +%s) - t_start ))
@@ -152,14 +161,20 @@ main() {
 		t_vm=$(date +%s)
 		counts=$logs/vm-counts
 		: > "$counts"
-		if ! "$top/tests/vm/run-vm-suite.sh" --cycles "$cycles" --counts "$counts" --log-dir "$logs" "${vm_args[@]}"; then
+		if ! "$top/tests/vm/run-vm-suite.sh" --cycles "$cycles" --counts "$counts" --log-dir "$logs" "${vm_args[@]}" |
+			tee "$logs/vm-suite.out"; then
 			[ -s "$counts" ] || echo "0 1" > "$counts"
 		fi
 		while read -r p f; do count "$p" "$f"; done < "$counts"
+		while read -r t; do fails+=("vm: $t"); done < <(grep -E '^not ok' "$logs/vm-suite.out")
+		# A failed count without a "not ok" line of its own still gets named.
+		[ "$failed" -gt "${#fails[@]}" ] && fails+=("vm: see $logs/vm-suite.out")
 		echo "# VM suite took $(( $(date +%s) - t_vm )) s"
 	fi
 
 	echo "# unit suites and distcheck took $t_unit s, everything $(( $(date +%s) - t_start )) s"
+	for t in "${fails[@]:0:20}"; do echo "# failed: $t"; done
+	[ "${#fails[@]}" -gt 20 ] && echo "# failed: ... and $(( ${#fails[@]} - 20 )) more"
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 }

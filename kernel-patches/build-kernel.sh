@@ -88,19 +88,8 @@ done
 log() { echo "build-kernel: $*" >&2; }
 die() { echo "build-kernel: error: $*" >&2; exit 1; }
 
-# Install Debian packages that are missing; a fresh machine may not have
-# package lists yet.
-need_packages() {
-	local -a missing=()
-	local p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	log "installing ${missing[*]}"
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
-		{ apt-get update -q >&2 && apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; }
-}
+# install_packages: only what is missing (tests/deps.sh, shipped in the same tree).
+. "$here/../tests/deps.sh"
 
 if [ $deb -eq 1 ]; then
 	[ -n "$variant" ] || variant=knob
@@ -119,12 +108,12 @@ fi
 pkg=linux-source-$version
 tarball=/usr/src/$pkg.tar.xz
 if [ ! -f "$tarball" ]; then
-	need_packages "$pkg" || die "cannot install $pkg; this build needs Debian's $pkg package"
+	install_packages "$pkg" || die "cannot install $pkg; this build needs Debian's $pkg package"
 fi
 build_deps=(make gcc flex bison bc libelf-dev libssl-dev xz-utils cpio)
 # bindeb-pkg runs dpkg-buildpackage under fakeroot; its control file names rsync and kmod.
 [ $deb -eq 1 ] && build_deps+=(dpkg-dev fakeroot rsync kmod)
-need_packages "${build_deps[@]}" || die "cannot install the build dependencies: ${build_deps[*]}"
+install_packages "${build_deps[@]}" || die "cannot install the build dependencies: ${build_deps[*]}"
 
 # The base config of a package build, as a file. "vm" is built below from
 # tinyconfig, like the guest kernels.
@@ -134,7 +123,7 @@ if [ $deb -eq 1 ]; then
 	case "$base_config" in
 	debian)
 		base_name=debian
-		need_packages "linux-config-$version" ||
+		install_packages "linux-config-$version" ||
 			die "cannot install linux-config-$version (Debian's kernel configs); give --base-config FILE instead"
 		base_file=/usr/src/linux-config-$version/config.amd64_none_amd64.xz
 		[ -f "$base_file" ] || die "linux-config-$version has no $base_file"

@@ -16,21 +16,31 @@ deps_vm=(qemu-system-x86 mmdebstrap e2fsprogs python3 linux-source-6.1 flex biso
 # tests/build-deb.sh: the package the VM image installs, and lintian's verdict on it
 deps_package=(debhelper dpkg-dev lintian git)
 
-install_deps() {
-	local -a want=() missing=()
-	local g p
-	for g in "$@"; do
-		eval "want+=(\"\${deps_$g[@]}\")"
-	done
-	for p in "${want[@]}"; do
+# install_packages PACKAGE...: those not installed yet, after one apt-get
+# update; a fresh machine may have no package lists. Messages go to stderr,
+# so a script whose last line of output is its result can call it.
+install_packages() {
+	local -a missing=()
+	local p
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
-	echo "=== installing: ${missing[*]}"
+	echo "=== installing: ${missing[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q > /dev/null || { echo "apt-get update failed" >&2; return 1; }
 	apt-get install -y -q --no-install-recommends "${missing[@]}" > /dev/null || {
 		echo "apt-get install ${missing[*]} failed" >&2
 		return 1
 	}
+}
+
+# install_deps GROUP...: the packages of the groups above.
+install_deps() {
+	local -a want=()
+	local g
+	for g in "$@"; do
+		eval "want+=(\"\${deps_$g[@]}\")"
+	done
+	install_packages "${want[@]}"
 }

@@ -13,6 +13,8 @@
 #
 #   mkrootfs.sh [--kernel-deb DEB]... [OUT]
 #
+# OUT defaults to rootfs-CHECKOUT.img in the cache, or rootfs-CHECKOUT-
+# kernels.img with --kernel-deb.
 # Prints the image path as the last line of stdout. The image's /boot is
 # copied out, for QEMU to boot, to OUT.boot/RELEASE/{vmlinuz,initrd.img}.
 set -euo pipefail
@@ -26,15 +28,19 @@ main() {
 	# Per checkout: the build tree's Makefile names its source tree.
 	checkout=$(printf '%s' "$top" | sha256sum | cut -c1-8)
 	out=$cache/vm/rootfs-$checkout.img
+	out_given=
 	kernel_debs=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--kernel-deb) kernel_debs+=("$(realpath "$2")"); shift ;;
 		-*) echo "mkrootfs.sh: unknown argument '$1'" >&2; exit 2 ;;
-		*) out=$1 ;;
+		*) out=$1; out_given=1 ;;
 		esac
 		shift
 	done
+	# The suite boots an image without kernel packages while it builds one
+	# with them: two files.
+	[ -n "$out_given" ] || [ ${#kernel_debs[@]} -eq 0 ] || out=${out%.img}-kernels.img
 
 	log() { echo "mkrootfs: $*" >&2; }
 
@@ -76,16 +82,21 @@ main() {
 		tests/vm/bench-client tests/vm/wake-hold >&2
 
 	root=$(mktemp -d "$cache/vm/root.XXXXXX")
-	# Never rm -rf through a bind mount of the host's /dev, /proc or /sys.
-	cleanup() {
+	# unmount_chroot: the bind mounts of the host's /dev, /proc and /sys
+	# undone; fails while one is still mounted.
+	unmount_chroot() {
 		local m
 		for m in dev/pts dev sys proc; do umount "$root/$m" 2> /dev/null || true; done
 		for m in dev/pts dev sys proc; do
 			if mountpoint -q "$root/$m"; then
-				echo "mkrootfs: $root/$m is still mounted; leaving $root" >&2
-				return
+				echo "mkrootfs: $root/$m is still mounted" >&2
+				return 1
 			fi
 		done
+	}
+	# Never rm -rf through such a bind mount: leave the tree instead.
+	cleanup() {
+		unmount_chroot || { echo "mkrootfs: leaving $root" >&2; return; }
 		rm -rf --one-file-system "$root"
 	}
 	trap cleanup EXIT
@@ -114,7 +125,7 @@ main() {
 		rm -f "$root/var/cache/autosleep-vm/$(basename "$k")"
 	done
 	rm -f "$root/usr/sbin/policy-rc.d"
-	for m in dev/pts dev sys proc; do umount "$root/$m"; done
+	unmount_chroot
 
 	# Guest side of the tests.
 	install -d "$root/usr/lib/autosleep-vm"

@@ -12,10 +12,8 @@ set -u
 . /usr/lib/autosleep-vm/lib.sh
 . /usr/lib/autosleep-vm/wg.sh
 
-k=/sys/power/userspace_autosleep
+k=$knob_file
 saved=/run/autosleep/userspace_autosleep.saved
-knob() { cat $k; }
-knob_is() { [ "$(knob)" = "$1" ]; }
 # write_knob VALUE: printf's exit status and error; the knob is written in one write(2).
 write_knob() { printf '%s' "$1" > $k; }
 

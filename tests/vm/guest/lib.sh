@@ -45,6 +45,11 @@ wg_debug_on() {
 	echo 'file drivers/net/wireguard/noise.c +p' > /proc/dynamic_debug/control
 }
 
+# The knob of kernel-patches/knob/, on the knob kernel only.
+knob_file=/sys/power/userspace_autosleep
+knob() { cat $knob_file; }
+knob_is() { [ "$(knob)" = "$1" ]; }
+
 arm_rtc() {
 	echo 0 > /sys/class/rtc/rtc0/wakealarm
 	echo "+$1" > /sys/class/rtc/rtc0/wakealarm

@@ -12,9 +12,19 @@
 set -u
 . /usr/lib/autosleep-vm/lib.sh
 
-k=/sys/power/userspace_autosleep
+k=$knob_file
 rel=$(uname -r)
 deb=$(ls /var/cache/autosleep-vm/autosleep_*.deb 2> /dev/null | head -n1)
+# step DESCRIPTION COMMAND...: ok if COMMAND succeeds; its output is shown
+# only when it fails.
+step() {
+	local d=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	[ $rc = 0 ] || sed 's/^/#   /' <<< "$out"
+	check "$d (exit $rc)" [ $rc = 0 ]
+}
 
 check "autosleep is installed: $(dpkg-query -W -f='${Package} ${Version}: ${Status}' autosleep 2>&1)" \
 	[ "$(dpkg-query -W -f='${Status}' autosleep 2> /dev/null)" = "install ok installed" ]
@@ -34,21 +44,15 @@ echo "# lsmod: $(lsmod | awk 'NR > 1 { print $1 }' | sort | paste -sd' ')"
 # Removal stops the daemon; its ExecStopPost puts the knob back.
 pid=$(daemon_pid)
 check "autosleepd runs before removal (pid $pid)" [ "$(systemctl is-active autosleepd.service)" = active ]
-[ -e $k ] && check "... with the knob at 1" [ "$(cat $k)" = 1 ]
-out=$(dpkg -r autosleep 2>&1)
-rc=$?
-[ $rc = 0 ] || sed 's/^/#   /' <<< "$out"
-check "dpkg -r autosleep (exit $rc)" [ $rc = 0 ]
+[ -e $k ] && check "... with the knob at 1" knob_is 1
+step "dpkg -r autosleep" dpkg -r autosleep
 check "removal stopped autosleepd ($(systemctl is-active autosleepd.service))" \
 	sh -c '! kill -0 '"$pid"' 2> /dev/null && [ "$(systemctl is-active autosleepd.service)" != active ]'
-[ -e $k ] && check "removal put the knob back: it reads $(cat $k)" [ "$(cat $k)" = 0 ]
+[ -e $k ] && check "removal put the knob back: it reads $(knob)" knob_is 0
 check "the conffile stays after a removal" [ -f /etc/autosleep/autosleep.conf ]
 # What a daemon run outside systemd would leave; the service's own goes when it stops.
 mkdir -p /run/autosleep && touch /run/autosleep/leases
-out=$(dpkg --purge autosleep 2>&1)
-rc=$?
-[ $rc = 0 ] || sed 's/^/#   /' <<< "$out"
-check "dpkg --purge autosleep (exit $rc)" [ $rc = 0 ]
+step "dpkg --purge autosleep" dpkg --purge autosleep
 check "purge removed /etc/autosleep/autosleep.conf" [ ! -e /etc/autosleep/autosleep.conf ]
 check "purge removed /run/autosleep" [ ! -e /run/autosleep ]
 
@@ -57,23 +61,19 @@ check "purge removed /run/autosleep" [ ! -e /run/autosleep ]
 rm -f /etc/systemd/system/multi-user.target.wants/autosleepd.service
 systemctl daemon-reload
 s0=$(stat_ success)
-out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$deb" 2>&1)
-rc=$?
-[ $rc = 0 ] || sed 's/^/#   /' <<< "$out"
-check "apt-get install $(basename "$deb") again (exit $rc)" [ $rc = 0 ]
+step "apt-get install $(basename "$deb") again" \
+	env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$deb"
 check "installing did not enable autosleepd ($(systemctl is-enabled autosleepd.service 2>&1))" \
 	[ "$(systemctl is-enabled autosleepd.service 2>&1)" = disabled ]
 check "installing did not start autosleepd ($(systemctl is-active autosleepd.service 2>&1))" \
 	[ "$(systemctl is-active autosleepd.service 2>&1)" = inactive ]
-[ -e $k ] && check "the knob stays 0 after installing" [ "$(cat $k)" = 0 ]
+[ -e $k ] && check "the knob stays 0 after installing" knob_is 0
 arm_rtc 30
 release
 sleep 5
 hold
 check "nothing suspended the freshly installed machine in 5 s without a wake lock (success $s0 -> $(stat_ success))" \
 	[ "$(stat_ success)" = "$s0" ]
-out=$(systemctl enable --now autosleepd.service 2>&1)
-rc=$?
-check "systemctl enable --now autosleepd (exit $rc)" [ $rc = 0 ]
+step "systemctl enable --now autosleepd" systemctl enable --now autosleepd.service
 check "... and it runs" wait_until 100 sh -c 'autosleepctl status > /dev/null 2>&1'
-[ -e $k ] && check "... and set the knob to 1" wait_until 50 sh -c "[ \"\$(cat $k)\" = 1 ]"
+[ -e $k ] && check "... and set the knob to 1" wait_until 50 knob_is 1

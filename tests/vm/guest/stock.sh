@@ -37,6 +37,10 @@ echo "# autosleepctl status on Debian's stock kernel:"
 sed 's/^/#   /' <<< "$st"
 check "autosleepctl status: 'Frequent suspend: none (no /sys/power/userspace_autosleep)'" \
 	grep -qF 'Frequent suspend: none (no /sys/power/userspace_autosleep)' <<< "$st"
+check "autosleepctl status: 'wake_lock missing (the kernel lock is an epoll wakeup source)'" \
+	grep -qF 'Kernel:           PM_USERSPACE_AUTOSLEEP=n, wake_lock missing (the kernel lock is an epoll wakeup source)' <<< "$st"
+check "autosleepctl status warns that every suspend reseeds the crng and clears the keys" \
+	grep -qF 'force: every suspend reseeds the crng and clears all WireGuard session keys.' <<< "$st"
 
 # active_sources: the names of the wakeup sources active now.
 active_sources() {
@@ -49,6 +53,7 @@ active_sources() {
 ours_active() { active_sources | grep -qxF '[eventfd]'; }
 ours_idle() { ! ours_active; }
 lease_listed() { autosleepctl list 2> /dev/null | grep -q stock-lease; }
+lease_gone() { ! lease_listed; }
 lease_pid=
 take_lease() {
 	autosleepctl hold --name=stock-lease --why='stock kernel test' -- sleep 600 > /dev/null 2>&1 &
@@ -58,7 +63,7 @@ take_lease() {
 drop_lease() {
 	kill "$lease_pid" 2> /dev/null
 	wait "$lease_pid" 2> /dev/null
-	wait_until 100 sh -c '! autosleepctl list 2> /dev/null | grep -q stock-lease'
+	wait_until 100 lease_gone
 }
 # write_count: one wakeup_count read and write-back, as autosleepd does;
 # retried a few times in case a wakeup event moved the count in between.

@@ -891,18 +891,13 @@ static void drain(struct ctx *x)
 static void check_barrier_stress(struct ctx *x, bool use_disable)
 {
 	struct suspender_params p = default_params();
-	unsigned seed = 8, rounds = 3000, writes = 0, i;
+	unsigned seed = 8, rounds = 3000, writes, w0, i;
 
 	p.backoff_base = 0;
 	fk.no_stats = true;
 	fixture_remove(x->dir, SYSFS_CLASS_WAKEUP);
 	start(x, &p);
-	/*
-	 * At least 3000 rounds, and on until the kernel saw a tenth as many
-	 * writes: how many fit in a round depends on how the threads are
-	 * scheduled (valgrind runs one at a time, and a loaded host is slow).
-	 */
-	for (i = 0; i < rounds || (writes < rounds / 10 && i < 10 * rounds); i++) {
+	for (i = 0; i < rounds; i++) {
 		drain(x);
 		if (use_disable)
 			suspender_set_enabled(x->s, false);
@@ -910,6 +905,7 @@ static void check_barrier_stress(struct ctx *x, bool use_disable)
 			suspender_set_blocked(x->s, true);
 		set_closed(true);
 		spin(30, &seed);
+		w0 = locked_state_writes();
 		/* Open our record before the gate, so no legal write is counted. */
 		set_closed(false);
 		if (use_disable)
@@ -917,9 +913,21 @@ static void check_barrier_stress(struct ctx *x, bool use_disable)
 		else
 			suspender_set_blocked(x->s, false);
 		spin(100, &seed);
-		pthread_mutex_lock(&fk.lock);
-		writes = fk.state_writes;
-		pthread_mutex_unlock(&fk.lock);
+		/*
+		 * How many writes fit in 100 us depends on how the threads are
+		 * scheduled (valgrind runs one at a time). So every tenth round
+		 * the gate stays open until the kernel saw one: the race always
+		 * has writes in it, and an open gate that lets none through fails.
+		 * We play the main loop meanwhile: the thread waits for room in
+		 * the event pipe before it writes.
+		 */
+		if (i % 10 == 9)
+			for (usec_t end = now(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC; locked_state_writes() == w0;) {
+				if (now(CLOCK_MONOTONIC) >= end)
+					fail_msg("round %u: no state write within 10 s of opening the gate", i);
+				drain(x);
+				usleep(50);
+			}
 	}
 	drain(x);
 	pthread_mutex_lock(&fk.lock);
@@ -927,9 +935,8 @@ static void check_barrier_stress(struct ctx *x, bool use_disable)
 	if (fk.violations > 0)
 		fail_msg("%u of %u state writes began after a barrier call returned", fk.violations, writes);
 	pthread_mutex_unlock(&fk.lock);
-	/* The race was really run: the kernel saw plenty of writes. */
-	if (writes < rounds / 10)
-		fail_msg("only %u state writes in %u rounds", writes, i);
+	/* At least one write in each tenth round, by the waits above; most rounds have more. */
+	printf("# %s: %u state writes in %u rounds\n", use_disable ? "Disable()" : "leases", writes, rounds);
 }
 
 static void test_block_barrier_stress(void **state)

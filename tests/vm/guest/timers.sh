@@ -164,14 +164,29 @@ imminent() {
 	fi
 }
 
+# Seconds past the last tick (:00 or :30), and whether that is clear of one.
+tick_phase() { echo $(( 10#$(date +%S) % 30 )); }
+clear_of_tick() { local p; p=$(tick_phase); [ "$p" -ge 2 ] && [ "$p" -le 20 ]; }
+
 soak_tick() {
 	local out=/run/soak-timer n
 	hold
 	wait_until 300 no_locks
 	systemctl start vmtest-tick.timer
+	# autosleepd holds from GuardSec (3 s) before a tick until its job ends,
+	# and a soak cycle that starts in that hold is recorded as blocked (each
+	# blocked cycle ends at once, so both could be). Start clear of a tick:
+	# then the first cycle sleeps until the next one wakes it. The loop stays
+	# out of the way, as in soak.sh: enabled, it would suspend as soon as our
+	# lock goes, before the soak's first cycle, and the tick would wake the
+	# machine into its hold.
+	autosleepctl disable
+	wait_until 300 clear_of_tick || not_ok "soak: a start clear of a tick"
+	echo "# soak: starts $(tick_phase) s after a tick"
 	release
 	autosleepctl soak --cycles 2 --sleep 40 --awake 1 --output "$out" 2>&1 | sed 's/^/# /'
 	hold
+	autosleepctl enable
 	systemctl stop vmtest-tick.timer
 	n=$(grep -c '"wake_reason":"vmtest-tick.timer (' "$out/cycles.jsonl")
 	check "soak: records name the WakeSystem timer as the wake source ($n of $(wc -l < "$out/cycles.jsonl"))" \

@@ -4,11 +4,16 @@
 # Build the autosleep Debian package from this tree the way a user does
 # (dpkg-buildpackage -us -uc -b), in a copy, since the build writes into its
 # tree and its parent. The unit suites run the tests, so the package build
-# skips them (DEB_BUILD_OPTIONS=nocheck). The result is cached under a hash
+# skips them: the nocheck build profile drops their build dependencies
+# (DEB_BUILD_PROFILES) and the option skips make check (DEB_BUILD_OPTIONS),
+# so this installs only what the package itself is built with. The result is cached under a hash
 # of the tree's files. Prints the path of the .deb as the last line.
 #
 #   --lintian   also run lintian on the .changes (and so on every .deb);
 #               an error or a warning fails
+#   --version-suffix SUFFIX
+#               build version VERSION+SUFFIX of the same tree (a changelog
+#               entry added in the copy), for the VM suite's upgrade test
 set -euo pipefail
 
 # All in a function: bash parses it whole before running, so editing this
@@ -17,9 +22,15 @@ main() {
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	cache=${AUTOSLEEP_CACHE:-/var/cache/autosleep}
 	lint=0
+	suffix=
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--lintian) lint=1 ;;
+		--version-suffix)
+			suffix=${2:-}
+			[[ "$suffix" =~ ^[A-Za-z0-9.~+]+$ ]] ||
+				{ echo "build-deb.sh: --version-suffix takes letters, digits and . ~ +, not '$suffix'" >&2; exit 2; }
+			shift ;;
 		*) echo "build-deb.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 		shift
@@ -39,7 +50,7 @@ main() {
 		(cd "$top" && find . \( -path ./build -o -path ./.git \) -prune -o -type f -print0) > "$list"
 	fi
 	# Files deleted in the work tree but still in git's index are left out.
-	key=$( (cd "$top" && xargs -0 -r sh -c 'for f; do [ -f "$f" ] && printf "%s\n" "$f" && cat "$f"; done' sh < "$list") |
+	key=$( (echo "suffix $suffix"; cd "$top" && xargs -0 -r sh -c 'for f; do [ -f "$f" ] && printf "%s\n" "$f" && cat "$f"; done' sh < "$list") |
 		sha256sum | cut -c1-16)
 	out=$cache/deb/autosleep-$key
 
@@ -52,7 +63,19 @@ main() {
 		mkdir -p "$out/src"
 		(cd "$top" && xargs -0 -r sh -c 'for f; do [ -f "$f" ] && printf "%s\0" "$f"; done' sh < "$list" |
 			tar --null -cf - -T -) | tar -xf - -C "$out/src"
-		if ! (cd "$out/src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -us -uc -b) \
+		if [ -n "$suffix" ]; then
+			local version
+			version=$(dpkg-parsechangelog -l "$out/src/debian/changelog" -S Version)+$suffix
+			{
+				printf 'autosleep (%s) unstable; urgency=medium\n\n' "$version"
+				printf '  * The same tree, built again as a newer version (tests/build-deb.sh).\n\n'
+				printf ' -- %s  %s\n\n' "$(dpkg-parsechangelog -l "$out/src/debian/changelog" -S Maintainer)" \
+					"$(date -u -R -d "@$(( $(dpkg-parsechangelog -l "$out/src/debian/changelog" -S Timestamp) + 86400 ))")"
+				cat "$out/src/debian/changelog"
+			} > "$out/src/debian/changelog.new"
+			mv "$out/src/debian/changelog.new" "$out/src/debian/changelog"
+		fi
+		if ! (cd "$out/src" && DEB_BUILD_PROFILES=nocheck DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -us -uc -b) \
 			> "$out/build.log" 2>&1; then
 			tail -n 40 "$out/build.log" >&2
 			log "error: dpkg-buildpackage failed"

@@ -11,7 +11,7 @@ deps_fuzz=(clang libclang-rt-14-dev)
 # libxml2-utils: xmllint checks the SVG of the soak report the guest sends out
 # dpkg-dev, fakeroot and rsync: make bindeb-pkg; linux-config-6.1: Debian's own
 # kernel configs, which build-kernel.sh --deb starts from
-deps_vm=(qemu-system-x86 mmdebstrap e2fsprogs python3 linux-source-6.1 flex bison bc libelf-dev libssl-dev
+deps_vm=(qemu-system-x86 mmdebstrap systemd e2fsprogs python3 linux-source-6.1 flex bison bc libelf-dev libssl-dev
 	cpio kmod libxml2-utils dpkg-dev fakeroot rsync linux-config-6.1)
 # tests/build-deb.sh: the package the VM image installs, and lintian's verdict on it
 deps_package=(debhelper dpkg-dev lintian git)

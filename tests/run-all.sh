@@ -15,9 +15,13 @@
 #   8. VM suite: the autosleep and control kernels, the packaged knob kernel
 #      and Debian's stock kernel in QEMU TCG, autosleep installed from its
 #      package
+#   9. the newcomer test (tests/newcomer/run.sh): the README's "Install on a
+#      laptop" blocks, as printed, in a fresh minimal Debian 12 root
 # Ends with "N passed, N failed". Idempotent; installs what it needs.
 #
-#   --unit-only     skip the VM suite
+#   --unit-only     skip the VM suite and the newcomer test
+#   --newcomer-demo the newcomer test also runs the README's demo command in
+#                   a fresh root
 #   --distro-kernel also build and boot the knob kernel package made from
 #                   Debian's own config, its modules trimmed to the guest's
 #                   (about 40 more minutes on 2 cores)
@@ -33,15 +37,17 @@ main() {
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	cycles=5
 	vm=1
+	newcomer_args=
 	vm_args=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--unit-only) vm=0 ;;
 		--distro-kernel) vm_args+=(--distro-kernel) ;;
+		--newcomer-demo) newcomer_args=--demo ;;
 		--cycles) cycles=$2; shift ;;
 		--interleave) export INTERLEAVE_SEEDS=$2; shift ;;
 		--interleave-steps) export INTERLEAVE_STEPS=$2; shift ;;
-		-h|--help) sed -n '4,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
+		-h|--help) sed -n '4,31p' "${BASH_SOURCE[0]}"; exit 0 ;;
 		*) echo "run-all.sh: unknown argument '$1'" >&2; exit 2 ;;
 		esac
 		shift
@@ -170,6 +176,21 @@ main() {
 		# A failed count without a "not ok" line of its own still gets named.
 		[ "$failed" -gt "${#fails[@]}" ] && fails+=("vm: see $logs/vm-suite.out")
 		echo "# VM suite took $(( $(date +%s) - t_vm )) s"
+
+		# After the VM suite: it takes the knob kernel package the suite built.
+		note "newcomer: the README's install in a fresh Debian 12 root"
+		t_nc=$(date +%s)
+		"$top/tests/newcomer/run.sh" $newcomer_args > "$logs/newcomer.out" 2>&1
+		sed 's/^/  [newcomer] /' "$logs/newcomer.out"
+		if read -r p f < <(tail -n1 "$logs/newcomer.out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p') &&
+			[ -n "$p" ]; then
+			count "$p" "$f"
+		else
+			count 0 1
+			fails+=("newcomer: no final count (see $logs/newcomer.out)")
+		fi
+		while read -r t; do fails+=("newcomer: $t"); done < <(grep -E '^not ok' "$logs/newcomer.out")
+		echo "# newcomer test took $(( $(date +%s) - t_nc )) s"
 	fi
 
 	echo "# unit suites and distcheck took $t_unit s, everything $(( $(date +%s) - t_start )) s"

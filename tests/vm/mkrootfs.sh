@@ -68,6 +68,8 @@ main() {
 
 	# autosleep itself comes from its Debian package, as on a user's machine.
 	deb=$("$top/tests/build-deb.sh" | tail -n1)
+	# The same tree as a newer version, for the upgrade scenario.
+	deb_up=$("$top/tests/build-deb.sh" --version-suffix test1 | tail -n1)
 
 	# The tests' helper programs are not in the package: a build tree of their own.
 	build=$cache/vm/build-$checkout
@@ -109,8 +111,9 @@ main() {
 	# apt, so the package's dependencies resolve against the archive's
 	# (the base has them all, so nothing is downloaded). The .deb stays in
 	# the image for the package scenario's reinstall.
-	install -d "$root/var/cache/autosleep-vm"
+	install -d "$root/var/cache/autosleep-vm/upgrade"
 	cp "$deb" "$root/var/cache/autosleep-vm/"
+	cp "$deb_up" "$root/var/cache/autosleep-vm/upgrade/"
 	DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install-recommends \
 		"/var/cache/autosleep-vm/$(basename "$deb")" >&2
 	# Installing must not enable the service (dh_installsystemd --no-enable):
@@ -131,6 +134,11 @@ main() {
 	install -d "$root/usr/lib/autosleep-vm"
 	cp -R "$here/guest/." "$root/usr/lib/autosleep-vm/"
 	chmod +x "$root"/usr/lib/autosleep-vm/*.sh
+	# The README's blocks that need a booted system, as printed (the readme scenario).
+	install -d "$root/usr/lib/autosleep-vm/readme"
+	for b in enable undo; do
+		python3 "$top/tests/newcomer/readme-blocks.py" --block $b "$top/README.md" > "$root/usr/lib/autosleep-vm/readme/$b.sh"
+	done
 	install -m 0755 "$build/tests/vm/uinput-tool" "$build/tests/vm/sandbox-probe" "$build/tests/vm/race-client" \
 		"$build/tests/vm/bench-client" "$build/tests/vm/wake-hold" \
 		"$root/usr/lib/autosleep-vm/"
@@ -139,7 +147,10 @@ main() {
 	install -d "$root/etc/systemd/system/sysinit.target.wants"
 	ln -sf /etc/systemd/system/autosleep-vmtest-hold.service "$root/etc/systemd/system/sysinit.target.wants/"
 	ln -sf /etc/systemd/system/autosleep-vmtest.service "$root/etc/systemd/system/multi-user.target.wants/"
-	ln -sf /lib/systemd/system/autosleepd.service "$root/etc/systemd/system/multi-user.target.wants/"
+	# Enabled as the admin would, which also makes the alias D-Bus activation needs.
+	systemctl --root="$root" enable autosleepd.service 2>&1 | sed 's/^/mkrootfs: /' >&2
+	[ -L "$root/etc/systemd/system/dbus-org.autosleep1.service" ] ||
+		{ echo "mkrootfs: error: systemctl enable autosleepd made no dbus-org.autosleep1.service alias" >&2; exit 1; }
 	# Debug logging in the guest, so a failing scenario's journal dump says why.
 	install -d "$root/etc/systemd/system/autosleepd.service.d"
 	printf '[Service]\nExecStart=\nExecStart=/usr/sbin/autosleepd --log-level=debug\n' \

@@ -49,6 +49,9 @@ step "dpkg -r autosleep" dpkg -r autosleep
 check "removal stopped autosleepd ($(systemctl is-active autosleepd.service))" \
 	sh -c '! kill -0 '"$pid"' 2> /dev/null && [ "$(systemctl is-active autosleepd.service)" != active ]'
 [ -e $k ] && check "removal put the knob back: it reads $(knob)" knob_is 0
+[ -e /sys/power/wake_lock ] &&
+	check "removal left no autosleepd entry in /sys/power/wake_lock ('$(cat /sys/power/wake_lock)')" \
+		sh -c '! tr " " "\n" < /sys/power/wake_lock | grep -qx "autosleepd.*"'
 check "the conffile stays after a removal" [ -f /etc/autosleep/autosleep.conf ]
 # What a daemon run outside systemd would leave; the service's own goes when it stops.
 mkdir -p /run/autosleep && touch /run/autosleep/leases
@@ -57,8 +60,9 @@ check "purge removed /etc/autosleep/autosleep.conf" [ ! -e /etc/autosleep/autosl
 check "purge removed /run/autosleep" [ ! -e /run/autosleep ]
 
 # Installed again on a machine where the admin had not enabled it: the image
-# enabled it by a link of its own, which a purge leaves.
-rm -f /etc/systemd/system/multi-user.target.wants/autosleepd.service
+# enabled it with systemctl, whose links a purge leaves (deb-systemd-helper
+# removes only the ones it made).
+rm -f /etc/systemd/system/multi-user.target.wants/autosleepd.service /etc/systemd/system/dbus-org.autosleep1.service
 systemctl daemon-reload
 s0=$(stat_ success)
 step "apt-get install $(basename "$deb") again" \

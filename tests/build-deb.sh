@@ -38,7 +38,9 @@ main() {
 	log() { echo "build-deb: $*" >&2; }
 
 	. "$top/tests/deps.sh"
-	install_deps build package >&2 || exit 1
+	groups=(build package)
+	[ $lint -eq 0 ] || groups+=(lint)
+	install_deps "${groups[@]}" >&2 || exit 1
 
 	# The tree's own files: git's list in a checkout (tracked, and new files
 	# not ignored), otherwise everything but the test suite's build tree.

@@ -54,7 +54,7 @@ main() {
 	done
 
 	. "$top/tests/deps.sh"
-	install_deps build unit bench vm package || exit 1
+	install_deps build unit bench vm package lint || exit 1
 
 	builddir=${AUTOSLEEP_BUILDDIR:-$top/build}
 	logs=$builddir/logs

@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "bus-dict.h"
+#include "escape.h"
 #include "json.h"
 #include "soak.h"
 #include "macro.h"
@@ -53,9 +54,24 @@ static void help(void)
 	       "     --timeout=SPAN      Release the lock after SPAN even if CMD still runs (hold)\n");
 }
 
+/*
+ * Every string the daemon sends is printed through esc(). The daemon passes
+ * on names and reasons from other users, logind and devices, and a control
+ * character in one would reach this terminal as an escape sequence, or
+ * stand as a line of its own that looks like ours. A ring of buffers lets
+ * one printf() take several.
+ */
+static const char *esc(const char *s)
+{
+	static char ring[16][2048];
+	static unsigned next;
+
+	return escape_untrusted(ring[next++ % ELEMENTSOF(ring)], sizeof(ring[0]), s);
+}
+
 static int bus_fail(const char *what, const sd_bus_error *e, int r)
 {
-	fprintf(stderr, "Failed to %s: %s\n", what, e && e->message ? e->message : strerror(-r));
+	fprintf(stderr, "Failed to %s: %s\n", what, e && e->message ? esc(e->message) : strerror(-r));
 	return r;
 }
 
@@ -128,7 +144,8 @@ static int print_locks(sd_bus *bus, bool json)
 			       "WHY");
 		format_time(s, sizeof(s), since);
 		format_time(d, sizeof(d), deadline);
-		printf("%-24s %-8" PRIu32 " %-8" PRIu32 " %-10s %-19s %-19s %s\n", name, uid, pid, owner, s, d, why);
+		printf("%-24s %-8" PRIu32 " %-8" PRIu32 " %-10s %-19s %-19s %s\n", esc(name), uid, pid, esc(owner), s, d,
+		       esc(why));
 	}
 	if (r < 0)
 		return r;
@@ -210,7 +227,8 @@ static void stats_lock(void *u, const char *name, uint64_t count, uint64_t total
 		printf("%-24s %8s %14s %14s %-19s %s\n", "LOCK", "COUNT", "TOTAL", "LONGEST", "LAST CHANGE", "ACTIVE");
 	o->first_lock = false;
 	format_time(l, sizeof(l), last);
-	printf("%-24s %8" PRIu64 " %14s %14s %-19s %" PRIu32 "\n", name, count, format_timespan(a, sizeof(a), total),
+	printf("%-24s %8" PRIu64 " %14s %14s %-19s %" PRIu32 "\n", esc(name), count,
+	       format_timespan(a, sizeof(a), total),
 	       format_timespan(b, sizeof(b), max), l, active);
 }
 
@@ -248,11 +266,11 @@ static int print_recent(sd_bus_message *m, unsigned max)
 		format_time(t, sizeof(t), when);
 		/* logind's suspends are no attempts of ours and have no number. */
 		if (strcmp(result, "external") == 0)
-			printf("  %-7s %s  %-12s slept %-10s %s\n", "-", t, result, format_timespan(a, sizeof(a), asleep),
-			       reason);
+			printf("  %-7s %s  %-12s slept %-10s %s\n", "-", t, esc(result),
+			       format_timespan(a, sizeof(a), asleep), esc(reason));
 		else
-			printf("  #%-6" PRIu64 " %s  %-12s slept %-10s %s%s\n", attempt, t, result,
-		       format_timespan(a, sizeof(a), asleep), *error ? error : reason, "");
+			printf("  #%-6" PRIu64 " %s  %-12s slept %-10s %s\n", attempt, t, esc(result),
+			       format_timespan(a, sizeof(a), asleep), esc(*error ? error : reason));
 	}
 	if (r < 0)
 		return r;
@@ -295,7 +313,7 @@ static int print_blockers(sd_bus_message *m, const char *indent)
 		if (n++ == 0)
 			printf("%s%-24s %8s %14s %14s %s\n", indent, "KERNEL SOURCE", "COUNT", "TOTAL", "LAST", "WHEN");
 		format_time(t, sizeof(t), when);
-		printf("%s%-24s %8" PRIu64 " %14s %14s %s\n", indent, name, count, format_timespan(a, sizeof(a), total),
+		printf("%s%-24s %8" PRIu64 " %14s %14s %s\n", indent, esc(name), count, format_timespan(a, sizeof(a), total),
 		       format_timespan(b, sizeof(b), last_time), t);
 	}
 	if (r < 0)
@@ -333,7 +351,7 @@ static int stats_suspend(void *u, const char *key, sd_bus_message *m, const char
 	else if (strcmp(key, "KernelBlockers") == 0)
 		printf("Kernel wakeup sources that kept it awake:\n");
 	else
-		printf("%-18s ", key);
+		printf("%-18s ", esc(key));
 	if (strcmp(type, "a(tsttss)") == 0)
 		return print_recent(m, o->recent_max) < 0 ? -EBADMSG : 1;
 	if (strcmp(type, "a(stttt)") == 0)
@@ -375,7 +393,7 @@ static int stats_suspend(void *u, const char *key, sd_bus_message *m, const char
 		if (arg_json)
 			json_string(stdout, s);
 		else
-			printf("%s\n", *s ? s : "-");
+			printf("%s\n", *s ? esc(s) : "-");
 		return 1;
 	}
 	if (arg_json)
@@ -500,8 +518,8 @@ static int print_sessions(sd_bus *bus, bool json)
 			fputc('}', stdout);
 			continue;
 		}
-		printf("%s %-6s %-10s %-8s %-8s %s, %s%s%s\n", n++ ? "                 " : "Sessions:        ", id, user,
-		       class, type, active ? "active" : "inactive", idle ? "idle" : "not idle", locked ? ", locked" : "",
+		printf("%s %-6s %-10s %-8s %-8s %s, %s%s%s\n", n++ ? "                 " : "Sessions:        ", esc(id),
+		       esc(user), esc(class), esc(type), active ? "active" : "inactive", idle ? "idle" : "not idle", locked ? ", locked" : "",
 		       !counts			 ? (remote ? " (remote: does not count)" : " (not graphical: does not count)")
 		       : active && !idle ? " <- keeps the machine awake"
 					 : "");
@@ -561,7 +579,7 @@ static int print_timers(sd_bus *bus, bool json, bool *first)
 		fputc('[', stdout);
 	} else if (id[0]) {
 		format_wall(a, sizeof(a), when);
-		printf("Next wake-up:     %s at %s (%s %s)\n", id, a, when >= t ? "in" : "due",
+		printf("Next wake-up:     %s at %s (%s %s)\n", esc(id), a, when >= t ? "in" : "due",
 		       when >= t ? format_timespan(b, sizeof(b), when - t) : "now");
 	} else {
 		printf("Next wake-up:     none (no systemd timer with WakeSystem=yes is scheduled)\n");
@@ -581,7 +599,8 @@ static int print_timers(sd_bus *bus, bool json, bool *first)
 			fputc('}', stdout);
 			continue;
 		}
-		printf("%s %s %s %s for %s%s\n", n++ ? "                 " : "Timer holds:     ", id, phase, unit,
+		printf("%s %s %s %s for %s%s\n", n++ ? "                 " : "Timer holds:     ", esc(id), esc(phase),
+		       esc(unit),
 		       format_timespan(b, sizeof(b), t > since ? t - since : 0),
 		       strcmp(phase, "capped") == 0 ? " (MaxHoldSec reached: not held)" : "");
 	}
@@ -672,9 +691,9 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 			return r;
 		o.first_key = false;
 	} else {
-		printf("State:            %s%s\n", state, enabled ? "" : " (disabled)");
+		printf("State:            %s%s\n", esc(state), enabled ? "" : " (disabled)");
 		printf("Suspends:         %" PRIu64 " (and %" PRIu64 " by logind, not ours)\n", count, external);
-		printf("Last wake reason: %s\n", reason);
+		printf("Last wake reason: %s\n", esc(reason));
 		printf("Wake locks:       %" PRIu32 "\n", nlocks);
 		if (idle_timeout > 0) {
 			char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX];
@@ -692,23 +711,23 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		if (r < 0)
 			return r;
 		if (strcmp(lid, "none") == 0)
-			printf("Lid:              no lid switch seen; the sleep key is handled by %s%s\n", lid_handler,
+			printf("Lid:              no lid switch seen; the sleep key is handled by %s%s\n", esc(lid_handler),
 			       away ? "; away: no idle timeout" : "");
 		else
-			printf("Lid:              %s, handled by %s%s\n", lid, lid_handler,
+			printf("Lid:              %s, handled by %s%s\n", esc(lid), esc(lid_handler),
 			       away ? "; away: no idle timeout, built-in keyboard and touchpad ignored" : "");
 		printf("Lock step:        %s\n", strcmp(lock_step, "off") == 0 ? "off (LockBeforeSleep=no or no logind)"
 				: strcmp(lock_step, "pending") == 0 ? "pending: the next suspend locks the sessions first"
 				: strcmp(lock_step, "locking") == 0 ? "locking the sessions"
 				: strcmp(lock_step, "locked") == 0 ? "ran: every graphical session locked"
 				: strcmp(lock_step, "timed-out") == 0 ? "ran: timed out waiting for a session to lock"
-				: strcmp(lock_step, "failed") == 0 ? "ran: LockSessions() failed" : lock_step);
-		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", kernel,
+				: strcmp(lock_step, "failed") == 0 ? "ran: LockSessions() failed" : esc(lock_step));
+		printf("Kernel:           PM_USERSPACE_AUTOSLEEP=%s, wake_lock %s\n", esc(kernel),
 		       wakelocks ? "available" : "missing (the kernel lock is an epoll wakeup source)");
 		if (knob < 0)
-			printf("Frequent suspend: %s (no /sys/power/userspace_autosleep)\n", mode);
+			printf("Frequent suspend: %s (no /sys/power/userspace_autosleep)\n", esc(mode));
 		else
-			printf("Frequent suspend: %s (/sys/power/userspace_autosleep=%" PRIi32 ")\n", mode, knob);
+			printf("Frequent suspend: %s (/sys/power/userspace_autosleep=%" PRIi32 ")\n", esc(mode), knob);
 		/* While disabled, a knob at 0 is what we want: nothing suspends often. */
 		if (strcmp(mode, "none") == 0 && (enabled || knob < 0))
 			printf("\nWarning: neither CONFIG_PM_USERSPACE_AUTOSLEEP nor /sys/power/userspace_autosleep is in\n"
@@ -972,11 +991,11 @@ static int on_monitor_signal(sd_bus_message *m, void *userdata, sd_bus_error *re
 	} else if (strcmp(member, "Suspending") == 0)
 		printf("%s suspending\n", ts);
 	else if (strcmp(member, "Resumed") == 0)
-		printf("%s resumed: %s, slept %s, %s\n", ts, ok ? "success" : "failed", format_timespan(span, sizeof(span), t), a);
+		printf("%s resumed: %s, slept %s, %s\n", ts, ok ? "success" : "failed", format_timespan(span, sizeof(span), t), esc(a));
 	else if (strcmp(member, "WakeLockAcquired") == 0)
-		printf("%s lock acquired: %s by %s (uid %" PRIu32 ")%s%s\n", ts, a, c, u, *b ? ": " : "", b);
+		printf("%s lock acquired: %s by %s (uid %" PRIu32 ")%s%s\n", ts, esc(a), esc(c), u, *b ? ": " : "", esc(b));
 	else
-		printf("%s lock released: %s by %s (%s)\n", ts, a, b, c);
+		printf("%s lock released: %s by %s (%s)\n", ts, esc(a), esc(b), esc(c));
 	fflush(stdout);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-journal.h>
 
+#include "escape.h"
 #include "log.h"
 
 static int max_level = LOG_INFO;
@@ -41,6 +42,9 @@ static bool stderr_is_journal(void)
 	return cached;
 }
 
+/* Each byte of a 2048-byte message can grow to a four-byte escape. */
+static char line_buf[4 * 2048 + 1];
+
 static void write_line(int level, const char *msg)
 {
 	/* One lock so lines from the suspender thread never interleave with ours. */
@@ -49,7 +53,13 @@ static void write_line(int level, const char *msg)
 		fprintf(stderr, "<%d>", level);
 	if (ident && !stderr_is_journal())
 		fprintf(stderr, "%s: ", ident);
-	fprintf(stderr, "%s\n", msg);
+	/*
+	 * Messages carry strings from outside (an inhibitor's why, a device's
+	 * name). Escaped here, at the one place a line is written, none of them
+	 * can end the line and start an entry of its own at "<0>", nor reach a
+	 * terminal as an escape sequence.
+	 */
+	fprintf(stderr, "%s\n", escape_untrusted(line_buf, sizeof(line_buf), msg));
 	fflush(stderr);
 	pthread_mutex_unlock(&log_lock);
 }
@@ -78,7 +88,7 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 void log_struct_internal(int level, const char *message, ...)
 {
 	struct iovec iov[32];
-	char prio[16], msg[2048];
+	char prio[16], msg[sizeof("MESSAGE=") + sizeof(line_buf)], *e;
 	unsigned n = 0;
 	const char *f;
 	va_list ap;
@@ -90,7 +100,9 @@ void log_struct_internal(int level, const char *message, ...)
 		return;
 	}
 	snprintf(prio, sizeof(prio), "PRIORITY=%d", level);
-	snprintf(msg, sizeof(msg), "MESSAGE=%s", message);
+	/* The same text as on the stream: journalctl prints MESSAGE= to terminals. */
+	e = stpcpy(msg, "MESSAGE=");
+	escape_untrusted(e, sizeof(msg) - (size_t)(e - msg), message);
 	iov[n++] = (struct iovec){ .iov_base = prio, .iov_len = strlen(prio) };
 	iov[n++] = (struct iovec){ .iov_base = msg, .iov_len = strlen(msg) };
 	va_start(ap, message);

@@ -308,7 +308,9 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 					  x->name);
 		r = sd_bus_reply_method_return(m, "h", client_fd);
 	}
-	bus_emit_acquired(b, x);
+	/* Announced only once the client has its fd: a failed reply releases it below. */
+	if (r >= 0)
+		bus_emit_acquired(b, x);
 	if (r < 0) {
 		/* The client will never see its fd: do not leak the lease. */
 		leases_release_lease(&mgr->leases, x, "failed");

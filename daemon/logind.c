@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 #include "logind.h"
 #include "macro.h"
@@ -178,7 +179,7 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 {
 	struct logind *l = userdata;
 	const char *what, *who, *why, *mode;
-	char desc[256] = "", lid_other[160] = "";
+	char desc[256] = "", lid_other[160] = "", ewho[80], ewhat[40], ewhy[160];
 	unsigned blocking = 0;
 	uint32_t uid, pid;
 	int r;
@@ -196,11 +197,19 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 		goto fail;
 	while ((r = sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0) {
 		if (!lid_other[0] && logind_inhibitor_takes_lid(what, mode, pid, (unsigned)getpid()))
-			snprintf(lid_other, sizeof(lid_other), "%s (pid %u)", who, (unsigned)pid);
+			snprintf(lid_other, sizeof(lid_other), "%s (pid %u)",
+				 escape_untrusted(ewho, sizeof(ewho), who), (unsigned)pid);
 		if (!l->honor || !logind_inhibitor_blocks(what, mode, pid, (unsigned)getpid()))
 			continue;
 		if (blocking++ == 0)
-			snprintf(desc, sizeof(desc), "logind inhibitor by %s (%s): %s", who, what, why);
+			/*
+			 * Any user may take an inhibitor and name it as they
+			 * like; desc becomes a lease's why, shown on the bus
+			 * and in the journal, so it holds no control character.
+			 */
+			snprintf(desc, sizeof(desc), "logind inhibitor by %s (%s): %s",
+				 escape_untrusted(ewho, sizeof(ewho), who), escape_untrusted(ewhat, sizeof(ewhat), what),
+				 escape_untrusted(ewhy, sizeof(ewhy), why));
 	}
 	if (r < 0)
 		goto fail;

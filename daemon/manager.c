@@ -1107,6 +1107,9 @@ int manager_startup(struct manager *m)
 	/* logind handles the lid until our inhibitor is held. */
 	m->lid_handler = strdup(m->config.handle_lid ? (m->bus ? "logind (until our inhibitor is held)" : "logind (no bus)")
 						     : "logind (HandleLid=no)");
+	/* NULL would mean "autosleepd handles the lid". */
+	if (!m->lid_handler)
+		return log_error_errno(-ENOMEM, "Failed to start: out of memory");
 	if (m->config.idle_timeout > 0) {
 		r = activity_new(m, &m->activity);
 		if (r < 0)
@@ -1126,7 +1129,10 @@ int manager_startup(struct manager *m)
 			   "logind handles it", why);
 		free(m->lid_handler);
 		m->lid_handler = NULL;
-		(void)asprintf(&m->lid_handler, "logind (no input watch: %s)", why);
+		if (asprintf(&m->lid_handler, "logind (no input watch: %s)", why) < 0) {
+			m->lid_handler = NULL;
+			return log_error_errno(-ENOMEM, "Failed to start: out of memory");
+		}
 	}
 	if (m->bus && (m->config.honor_inhibitors || m->config.hold_sleep_inhibitor || handle_lid)) {
 		r = logind_new(m, bus_get_sd_bus(m->bus), m->config.honor_inhibitors, m->config.hold_sleep_inhibitor,

@@ -126,8 +126,12 @@ static void timer_enter(struct timer *x, enum timer_phase phase, const char *why
 		snprintf(name, sizeof(name), TIMER_LEASE_PREFIX "%s", x->id);
 		/* Every hold here has a cap: 0 would mean none to manager_hold(). */
 		r = manager_hold(x->t->m, name, why, MAX(cap, (usec_t)1), &id);
-		if (r < 0)
-			log_warning_errno(r, "Failed to hold for timer %s: %m, ignoring", x->id);
+		if (r < 0) {
+			/* The last phase's hold is better than none: the timer's work may be under way. */
+			log_warning_errno(r, "Failed to hold for timer %s: %m; keeping its last hold", x->id);
+			id = old;
+			old = 0;
+		}
 	}
 	x->lease = id;
 	if (old) {
@@ -154,6 +158,7 @@ static void timer_update(struct timer *x)
 	struct timers *t = x->t;
 	usec_t due, nb = now(CLOCK_BOOTTIME);
 	char why[256];
+	int r;
 
 	if (!x->known || !x->wake_system) {
 		if (x->phase != TIMER_IDLE)
@@ -195,8 +200,11 @@ static void timer_update(struct timer *x)
 			log_warning("Failed to arm the guard for timer %s, ignoring", x->id);
 		return;
 	}
-	(void)sd_event_source_set_time(x->guard_source, due - t->p.guard);
-	(void)sd_event_source_set_enabled(x->guard_source, SD_EVENT_ONESHOT);
+	r = sd_event_source_set_time(x->guard_source, due - t->p.guard);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(x->guard_source, SD_EVENT_ONESHOT);
+	if (r < 0)
+		log_warning_errno(r, "Failed to arm the guard for timer %s: %m, ignoring", x->id);
 }
 
 static int on_guard(sd_event_source *s, uint64_t usec, void *userdata)

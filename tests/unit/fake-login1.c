@@ -49,7 +49,8 @@ static int method_list_inhibitors(sd_bus_message *m, void *userdata, sd_bus_erro
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(ssssuu)");
 	for (unsigned i = 0; r >= 0 && i < f->n_inhibitors; i++)
-		r = sd_bus_message_append(reply, "(ssssuu)", f->inhibitors[i].what, f->inhibitors[i].who, "test",
+		r = sd_bus_message_append(reply, "(ssssuu)", f->inhibitors[i].what, f->inhibitors[i].who,
+					  f->inhibitors[i].why,
 					  f->inhibitors[i].mode, 0, f->inhibitors[i].pid);
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
@@ -87,6 +88,7 @@ static int method_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *error
 	x = &f->inhibitors[f->n_inhibitors++];
 	snprintf(x->what, sizeof(x->what), "%s", what);
 	snprintf(x->who, sizeof(x->who), "%s", who);
+	snprintf(x->why, sizeof(x->why), "%s", why);
 	snprintf(x->mode, sizeof(x->mode), "%s", mode);
 	x->pid = (uint32_t)pid;
 	x->fd = p[0];
@@ -116,6 +118,12 @@ static int property_get_block_inhibited(sd_bus *bus, const char *path, const cha
 
 void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const char *who, uint32_t pid)
 {
+	fake_login1_add_inhibitor_why(f, what, who, "test", pid);
+}
+
+void fake_login1_add_inhibitor_why(struct fake_login1 *f, const char *what, const char *who, const char *why,
+				   uint32_t pid)
+{
 	struct fake_inhibitor *x;
 
 	if (f->n_inhibitors >= FAKE_LOGIN1_INHIBITORS_MAX)
@@ -123,6 +131,7 @@ void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const ch
 	x = &f->inhibitors[f->n_inhibitors++];
 	snprintf(x->what, sizeof(x->what), "%s", what);
 	snprintf(x->who, sizeof(x->who), "%s", who);
+	snprintf(x->why, sizeof(x->why), "%s", why);
 	snprintf(x->mode, sizeof(x->mode), "block");
 	x->pid = pid;
 	x->fd = -1;

@@ -35,6 +35,7 @@ struct fake_session {
 struct fake_inhibitor {
 	char what[64];
 	char who[32];
+	char why[64];
 	char mode[8];
 	uint32_t pid;
 	int fd;             /* our end of a taker's fd (Inhibit), -1 for ones the test added */
@@ -101,5 +102,8 @@ void fake_login1_return(struct fake_login1 *f);
 void fake_login1_prepare_for_sleep(struct fake_login1 *f, bool start);
 /* Another program's inhibitor, as ListInhibitors shows it; announced as logind does (BlockInhibited). */
 void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const char *who, uint32_t pid);
+/* The same with a why: logind takes any string from any user. */
+void fake_login1_add_inhibitor_why(struct fake_login1 *f, const char *what, const char *who, const char *why,
+				   uint32_t pid);
 /* Drop inhibitors whose taker closed its fd, as logind does; how many are left with what. */
 unsigned fake_login1_count_inhibitors(struct fake_login1 *f, const char *what);

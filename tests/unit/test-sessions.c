@@ -408,6 +408,52 @@ static void test_lid_inhibitor(void **state)
 	assert_int_equal(in_log("gsd-power (pid 77) handles the lid now: leaving it alone"), 1);
 }
 
+/* The why of the first lock of that name, as ListWakeLocks gives it, or NULL. */
+static char *lock_why(const char *name)
+{
+	sd_bus_message *reply = NULL;
+	const char *n, *why, *owner;
+	uint32_t uid, pid;
+	uint64_t since, deadline;
+	char *found = NULL;
+
+	assert_true(sd_bus_call_method(client, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "ListWakeLocks", NULL, &reply,
+				       "") >= 0);
+	assert_true(sd_bus_message_enter_container(reply, 'a', "(sssuutt)") >= 0);
+	while (!found && sd_bus_message_read(reply, "(sssuutt)", &n, &why, &owner, &uid, &pid, &since, &deadline) > 0)
+		if (strcmp(n, name) == 0)
+			found = strdup(why);
+	sd_bus_message_unref(reply);
+	return found;
+}
+
+/*
+ * Any user may take a logind inhibitor and give it any who and why. They
+ * reach the journal's stream and the lock list only escaped: a newline
+ * there would start an entry of its own at priority 0 (a wall message),
+ * and an escape sequence would drive the terminal of whoever lists locks.
+ * (D-Bus strings are valid UTF-8, so the C1 control is U+009B, not a lone
+ * byte.)
+ */
+static void test_inhibitor_strings_escaped(void **state)
+{
+	char *why;
+
+	(void)state;
+	start("LockBeforeSleep=no\n");
+	fake_login1_add_inhibitor_why(&fake, "idle", "x\n<0>FORGED\x1b[2J", "y\n<0>Disk failing\xc2\x9b\\", 66);
+	assert_true(PUMP_UNTIL(in_log("Staying awake for logind inhibitor by") >= 1));
+	why = lock_why("logind-inhibitor");
+	assert_non_null(why);
+	assert_string_equal(why, "logind inhibitor by x\\x0a<0>FORGED\\x1b[2J (idle): y\\x0a<0>Disk failing\\xc2\\x9b\\");
+	free(why);
+	/* Every line the daemon wrote starts with its own "<N>", none with a forged one. */
+	assert_int_equal(in_log("\n<0>"), 0);
+	assert_int_equal(in_log("\x1b"), 0);
+	assert_int_equal(in_log("\xc2\x9b"), 0);
+	assert_true(in_log("by x\\x0a<0>FORGED\\x1b[2J (idle): y\\x0a<0>Disk failing") >= 1);
+}
+
 static int held_index(const char *member, const char *path)
 {
 	for (unsigned i = 0; i < fake.n_held; i++)
@@ -534,6 +580,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_off, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_external_suspend, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_lid_inhibitor, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_inhibitor_strings_escaped, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_lid_other_holder_first, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_logind_restart_keeps_the_hold, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_no_lid_reader_no_inhibitor, per_test_setup, per_test_teardown),

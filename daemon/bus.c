@@ -271,7 +271,7 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 		return r < 0 ? r : 1;
 	if (uid != 0) {
 		/* Without polkit, wake locks stay open to all: the quota still bounds each user. */
-		r = polkit_verify(&b->polkit, m, "org.autosleep1.acquire-wake-lock", true, error);
+		r = polkit_verify(&b->polkit, m, uid, "org.autosleep1.acquire-wake-lock", true, error);
 		if (r == 0)
 			peers_wait(b->peers, m);
 		if (r <= 0)
@@ -520,7 +520,7 @@ static int verify_manage(struct manager *mgr, sd_bus_message *m, sd_bus_error *e
 	r = peers_get(mgr->bus->peers, m, &uid, &pid);
 	if (r <= 0 || uid == 0)
 		return r;
-	r = polkit_verify(&mgr->bus->polkit, m, "org.autosleep1.manage", false, error);
+	r = polkit_verify(&mgr->bus->polkit, m, uid, "org.autosleep1.manage", false, error);
 	/* Hold the sender's later calls back until polkit answered and this one ran. */
 	if (r == 0)
 		peers_wait(mgr->bus->peers, m);

@@ -18,6 +18,8 @@
 #include "fdstore.h"
 #include "macro.h"
 #include "manager.h"
+#include "peers.h"
+#include "polkit.h"
 #include "soak-session.h"
 #include "timers.h"
 #include "notify.h"
@@ -908,9 +910,11 @@ static int manager_report_kernel(struct manager *m)
 /*
  * Every lease costs one fd (our end of the client's pipe): raise the soft
  * limit to the hard one (LimitNOFILE= in the unit) and keep the cap on D-Bus
- * leases below it, with room for the bus, input devices and the rest.
+ * leases below it, with room for the bus, input devices and the rest (256),
+ * and for the fds that calls waiting for polkit, and the calls held back
+ * behind them, may carry (16 each, dbus-daemon's default).
  */
-#define FD_RESERVE 256
+#define FD_RESERVE (256 + 16 * (PEERS_HELD_MAX + POLKIT_QUERIES_MAX))
 
 static unsigned manager_max_locks(void)
 {

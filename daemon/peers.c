@@ -42,6 +42,7 @@ struct peer {
 
 struct peers {
 	sd_bus *bus;
+	unsigned n_held;        /* parked and released calls of all peers */
 	sd_bus_slot *match;
 	sd_bus_slot *filter;
 	struct peer **gone;     /* left the bus, with calls still to come round */
@@ -60,6 +61,7 @@ static void peer_free(struct peer *x)
 {
 	if (!x)
 		return;
+	x->peers->n_held -= x->n_parked + x->n_released;
 	if (x->by_name.key)
 		hash_remove(&x->peers->by_name, &x->by_name);
 	sd_bus_slot_unref(x->query);
@@ -97,6 +99,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 		return 0;
 	log_debug("Forgetting the credentials of %s: it left the bus", name);
 	/* Nobody reads replies to parked calls any more. */
+	p->n_held -= x->n_parked;
 	held_free(x->parked, x->n_parked);
 	x->parked = NULL;
 	x->n_parked = 0;
@@ -186,8 +189,10 @@ static void release_parked(struct peer *x)
 		if (!h) {
 			(void)sd_bus_reply_method_errno(m, -ENOMEM, NULL);
 			sd_bus_message_unref(m);
+			x->peers->n_held--;
 		} else if (redispatch(m) < 0) {
 			sd_bus_message_unref(m);
+			x->peers->n_held--;
 		} else {
 			h[x->n_released++] = x->parked[i];
 		}
@@ -210,6 +215,7 @@ static int park(struct peer *x, sd_bus_message *m, uint64_t seq)
 		h[i] = h[i - 1];
 	h[i] = (struct held){ sd_bus_message_ref(m), seq };
 	x->n_parked++;
+	x->peers->n_held++;
 	return 0;
 }
 
@@ -221,6 +227,7 @@ static bool take_released(struct peer *x, sd_bus_message *m, uint64_t *ret_seq)
 			*ret_seq = x->released[i].seq;
 			sd_bus_message_unref(m);
 			x->released[i] = x->released[--x->n_released];
+			x->peers->n_held--;
 			return true;
 		}
 	return false;
@@ -235,6 +242,12 @@ static bool held_before(const struct peer *x, uint64_t seq)
 		if (x->released[i].seq < seq)
 			return true;
 	return false;
+}
+
+/* Room to hold one more call of x back. */
+static bool peers_room(const struct peers *p, const struct peer *x)
+{
+	return x->n_parked + x->n_released < PEER_HELD_MAX && p->n_held < PEERS_HELD_MAX;
 }
 
 /* Entries of clients that left go once nothing of theirs can come round; by then their handlers ran. */
@@ -283,7 +296,26 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 		seq = x->busy_seq;
 		x->busy = sd_bus_message_unref(x->busy);
 	} else {
-		if (!take_released(x, m, &seq))
+		bool again = take_released(x, m, &seq);
+
+		if (!again && (x->busy || x->n_parked + x->n_released > 0) && !peers_room(p, x)) {
+			/*
+			 * A call to hold back, and no room: it is answered
+			 * now, so that a client whose earlier call waits for
+			 * an answer that never comes (its own polkit agent)
+			 * cannot pile up calls, each with the fds it carries,
+			 * until the daemon runs out of them. A call already
+			 * held keeps its place.
+			 */
+			log_debug("Refusing %s of %s: too many of its calls wait", strna(sd_bus_message_get_member(m)),
+				  sender);
+			(void)sd_bus_reply_method_errorf(m, SD_BUS_ERROR_LIMITS_EXCEEDED,
+							 "Too many calls of %s wait behind an earlier one: at most %u "
+							 "per client and %u of all clients together",
+							 sender, PEER_HELD_MAX, PEERS_HELD_MAX);
+			return 1;
+		}
+		if (!again)
 			seq = x->next_seq++;
 		if (x->busy || held_before(x, seq)) {
 			r = park(x, m, seq);

@@ -14,6 +14,16 @@
  */
 struct peers;
 
+/*
+ * Calls held back behind a client's waiting call, per client and of all
+ * clients together. Each may carry up to 16 fds (dbus-daemon's default
+ * max_message_unix_fds), which stay open while it is held; a call over
+ * either bound is answered at once with LimitsExceeded. The daemon's fd
+ * reserve (manager.c) has room for all of them.
+ */
+#define PEER_HELD_MAX 16
+#define PEERS_HELD_MAX 64
+
 int peers_new(sd_bus *bus, struct peers **ret);
 struct peers *peers_free(struct peers *p);
 

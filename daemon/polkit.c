@@ -10,6 +10,7 @@
 /* One check per method call; answered ones wait for the call to come round again. */
 struct polkit_query {
 	sd_bus_message *call;
+	uid_t uid;
 	char *action;
 	sd_bus_slot *slot;
 	bool answered;
@@ -79,7 +80,7 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 	return 0;
 }
 
-static int query_start(struct polkit_registry *reg, sd_bus_message *call, const char *action)
+static int query_start(struct polkit_registry *reg, sd_bus_message *call, uid_t uid, const char *action)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
 	const char *sender = sd_bus_message_get_sender(call);
@@ -107,6 +108,7 @@ static int query_start(struct polkit_registry *reg, sd_bus_message *call, const 
 		return -ENOMEM;
 	}
 	q->call = sd_bus_message_ref(call);
+	q->uid = uid;
 	r = sd_bus_call_async(bus, &q->slot, m, on_reply, q, 25 * 1000 * 1000);
 	if (r < 0) {
 		query_free(q);
@@ -117,10 +119,11 @@ static int query_start(struct polkit_registry *reg, sd_bus_message *call, const 
 	return 0;
 }
 
-int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, const char *action, bool allow_without_polkit,
-		  sd_bus_error *error)
+int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, uid_t uid, const char *action,
+		  bool allow_without_polkit, sd_bus_error *error)
 {
 	struct polkit_query **p, *q;
+	unsigned n = 0, n_uid = 0;
 	int r;
 
 	if (!*reg) {
@@ -128,11 +131,21 @@ int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, const char
 		if (!*reg)
 			return -ENOMEM;
 	}
-	for (p = &(*reg)->queries; (q = *p); p = &q->next)
+	for (p = &(*reg)->queries; (q = *p); p = &q->next) {
 		if (q->call == call && strcmp(q->action, action) == 0)
 			break;
+		if (!q->answered) {
+			n++;
+			n_uid += q->uid == uid;
+		}
+	}
 	if (!q) {
-		r = query_start(*reg, call, action);
+		if (n_uid >= POLKIT_QUERIES_PER_UID_MAX || n >= POLKIT_QUERIES_MAX)
+			return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+						 "Too many authorization checks wait for polkit: %u of uid %u, %u in all "
+						 "(at most %u and %u)",
+						 n_uid, (unsigned)uid, n, POLKIT_QUERIES_PER_UID_MAX, POLKIT_QUERIES_MAX);
+		r = query_start(*reg, call, uid, action);
 		return r < 0 ? r : 0;
 	}
 	if (!q->answered)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
 /*
@@ -21,5 +22,14 @@ struct polkit_registry *polkit_registry_free(struct polkit_registry *reg);
  * replying; -EACCES with error set: denied. Without polkit on the bus the
  * answer is allow_without_polkit.
  */
-int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, const char *action, bool allow_without_polkit,
-		  sd_bus_error *error);
+int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, uid_t uid, const char *action,
+		  bool allow_without_polkit, sd_bus_error *error);
+
+/*
+ * Checks in flight, per uid and in all. A check whose caller's own agent
+ * never answers lasts polkit's 25 s, and its call stays open with the fds
+ * it carries: over either bound a call gets LimitsExceeded at once, and one
+ * user cannot take every slot from the others.
+ */
+#define POLKIT_QUERIES_PER_UID_MAX 16
+#define POLKIT_QUERIES_MAX 64

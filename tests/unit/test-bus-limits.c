@@ -20,15 +20,24 @@
 #include <cmocka.h>
 
 #include "bus-harness.h"
+#include "macro.h"
+#include "peers.h"
+#include "polkit.h"
 #include "time-util.h"
 
 #define CONNECTIONS 40
 #define LOCKS_PER_CONNECTION 50
 #define KILLED_CLIENTS 1000
 
-/* dbus-daemon allows 256 connections per user by default; the kill test needs a thousand. */
+/*
+ * dbus-daemon allows 256 connections per user by default; the kill test
+ * needs a thousand. Root may own polkit's name, for the flood test's polkit
+ * that never answers, and the daemon may call it.
+ */
 #define BUS_LIMITS "<limit name=\"max_connections_per_user\">4096</limit>" \
-		   "<limit name=\"max_completed_connections\">4096</limit>"
+		   "<limit name=\"max_completed_connections\">4096</limit>" \
+		   "<policy user=\"root\"><allow own=\"org.freedesktop.PolicyKit1\"/>" \
+		   "<allow send_destination=\"org.freedesktop.PolicyKit1\"/></policy>"
 
 static struct harness h;
 
@@ -111,15 +120,15 @@ static void test_2000_locks_40_connections(void **state)
 
 static void test_cap_refuses_cleanly(void **state)
 {
-	/* RLIMIT_NOFILE 600 leaves 600 - 256 for locks: the cap follows the fd limit. */
-	const int cap = 600 - 256;
+	/* RLIMIT_NOFILE 2648 leaves 2648 - 2304 (manager.c's FD_RESERVE) for locks: the cap follows the fd limit. */
+	const int cap = 2648 - 2304;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	static int fds[600];
 	sd_bus *b;
 	int extra;
 
 	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
-		.config = "[WakeLocks]\nMaxPerUser=4096\nStartupHoldSec=0\n", .log = "cap.log", .nofile = 600 }) > 0);
+		.config = "[WakeLocks]\nMaxPerUser=4096\nStartupHoldSec=0\n", .log = "cap.log", .nofile = 2648 }) > 0);
 	assert_int_equal(harness_open_client(&h, &b), 0);
 	for (int i = 0; i < cap; i++)
 		assert_int_equal(harness_acquire(b, "capped", "cap", 0, &fds[i], NULL), 1);
@@ -168,21 +177,184 @@ static void test_own_holds_not_counted_against_root(void **state)
 	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
 }
 
-/* With the unit's LimitNOFILE=16640 the cap is WAKE_LOCKS_MAX itself, 16384 locks. */
+/* With the unit's LimitNOFILE=18688 the cap is WAKE_LOCKS_MAX itself, 16384 locks. */
 static void test_cap_at_unit_limit(void **state)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max < 16640) {
-		fprintf(stderr, "RLIMIT_NOFILE hard limit below the unit's 16640, skipping\n");
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max < 18688) {
+		fprintf(stderr, "RLIMIT_NOFILE hard limit below the unit's 18688, skipping\n");
 		skip();
 	}
 	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
-		.config = "[WakeLocks]\nStartupHoldSec=0\n", .log = "unitcap.log", .nofile = 16640 }) > 0);
+		.config = "[WakeLocks]\nStartupHoldSec=0\n", .log = "unitcap.log", .nofile = 18688 }) > 0);
 	/* Logged once the name is taken, which is when the harness returns: wait for it. */
 	for (int i = 0; i < 500 && harness_count_in_log(&h, "unitcap.log", "D-Bus wake locks") == 0; i++)
 		usleep(10000);
 	assert_int_equal(harness_count_in_log(&h, "unitcap.log", "Up to 16384 D-Bus wake locks"), 1);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
+/*
+ * The flood: connections of nobody whose AcquireWakeLock waits for polkit
+ * for good, each with calls behind it that carry an fd. dbus-daemon answers
+ * a connection's calls past 128 pending itself, so each sends fewer.
+ */
+#define FLOOD_CONNECTIONS 8
+#define FLOOD_CALLS 120
+
+struct flood_count {
+	unsigned answered, held_back_refused, checks_refused, bus_refused, other;
+};
+
+static int on_flood_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct flood_count *c = userdata;
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+
+	(void)ret_error;
+	c->answered++;
+	if (e && sd_bus_error_has_name(e, SD_BUS_ERROR_LIMITS_EXCEEDED) && strstr(e->message, "wait behind"))
+		c->held_back_refused++;
+	else if (e && sd_bus_error_has_name(e, SD_BUS_ERROR_LIMITS_EXCEEDED) && strstr(e->message, "authorization"))
+		c->checks_refused++;
+	/* dbus-daemon's own guard, when our queue of incoming calls (and their fds) is full for a moment. */
+	else if (e && sd_bus_error_has_name(e, SD_BUS_ERROR_LIMITS_EXCEEDED) && strstr(e->message, "full message queue"))
+		c->bus_refused++;
+	else {
+		if (c->other++ == 0)
+			fprintf(stderr, "# unexpected answer: %s\n", e ? e->message : "success");
+	}
+	return 0;
+}
+
+/*
+ * As nobody, on n connections: an AcquireWakeLock each, then calls calls
+ * each carrying an fd. Once want answers came (or 20 s passed) and then
+ * one more second, writes the counts to report, and waits to be killed.
+ */
+static void _noreturn_ nobody_flood(int report, unsigned n, unsigned calls, unsigned want)
+{
+	struct flood_count c = {};
+	sd_bus *b[32];
+	usec_t end;
+	int fd;
+
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		_exit(90);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || n > ELEMENTSOF(b))
+		_exit(91);
+	for (unsigned i = 0; i < n; i++) {
+		if (harness_open_client(&h, &b[i]) < 0 ||
+		    sd_bus_call_method_async(b[i], NULL, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "AcquireWakeLock",
+					     on_flood_reply, &c, "sst", "flood", "flood", (uint64_t)0) < 0)
+			_exit(92);
+		for (unsigned j = 0; j < calls; j++) {
+			sd_bus_message *m = NULL;
+
+			/* ListWakeLocks takes no fd: a wrong signature too, which the daemon must survive. */
+			if (sd_bus_message_new_method_call(b[i], &m, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE,
+							   "ListWakeLocks") < 0 ||
+			    sd_bus_message_append(m, "h", fd) < 0 ||
+			    sd_bus_call_async(b[i], NULL, m, on_flood_reply, &c, 60 * USEC_PER_SEC) < 0)
+				_exit(93);
+			sd_bus_message_unref(m);
+		}
+	}
+	/* What is over the bounds is answered at once; the rest waits for polkit's 25 s. */
+	end = now(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+	for (bool seen = false; now(CLOCK_MONOTONIC) < end;) {
+		int r = 0;
+
+		if (!seen && c.answered >= want) {
+			seen = true;
+			end = now(CLOCK_MONOTONIC) + USEC_PER_SEC;
+		}
+		for (unsigned i = 0; i < n; i++)
+			r |= sd_bus_process(b[i], NULL) > 0;
+		if (r == 0)
+			usleep(1000);
+	}
+	if (write(report, &c, sizeof(c)) != sizeof(c))
+		_exit(95);
+	pause();
+	_exit(0);
+}
+
+/* Runs the flood beside a polkit that owns its name and never answers; the daemon must serve root meanwhile. */
+static struct flood_count flood(const char *log, unsigned n, unsigned calls, unsigned want)
+{
+	struct flood_count c = {};
+	int report[2], fd;
+	sd_bus *pk, *probe;
+	pid_t child;
+
+	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
+		.config = "[WakeLocks]\nStartupHoldSec=0\n", .log = log, .nofile = 800 }) > 0);
+	assert_int_equal(harness_open_client(&h, &pk), 0);
+	assert_true(sd_bus_request_name(pk, "org.freedesktop.PolicyKit1", 0) >= 0);
+	assert_int_equal(pipe2(report, O_CLOEXEC), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		nobody_flood(report[1], n, calls, want);
+	close(report[1]);
+	assert_int_equal(read(report[0], &c, sizeof(c)), sizeof(c));
+	close(report[0]);
+	fprintf(stderr, "# %u connections, %u calls each: %u answered at once: %u refused as held back, "
+		"%u polkit checks refused, %u refused by dbus-daemon (queue full), %u other\n", n, calls, c.answered,
+		c.held_back_refused, c.checks_refused, c.bus_refused, c.other);
+	/* While the calls wait: the daemon is up, on the bus, and serves root. */
+	assert_int_equal(kill(h.daemon_pid, 0), 0);
+	assert_int_equal(harness_open_client(&h, &probe), 0);
+	assert_true(harness_name_has_owner(probe));
+	assert_int_equal(harness_acquire(probe, "root", "still served", 0, &fd, NULL), 1);
+	assert_int_equal(harness_count_locks(probe, "root"), 1);
+	close(fd);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	sd_bus_flush_close_unref(probe);
+	sd_bus_flush_close_unref(pk);
+	return c;
+}
+
+/*
+ * A stranger whose polkit checks never end (its own agent that never
+ * answers; here a polkit that never replies) floods the daemon with calls
+ * that carry fds. Before, every call was held back with its fd, until the
+ * daemon ran out of fds and fell off the bus. Now it holds PEERS_HELD_MAX
+ * of them in all (at most PEER_HELD_MAX of one connection), answers the
+ * rest at once with LimitsExceeded, and serves everyone else meanwhile.
+ * dbus-daemon refuses some on its own while our queue is full; which
+ * refuses how many depends on timing, but every call past the bounds is
+ * refused by one of the two, and none of them runs.
+ */
+static void test_flood_behind_polkit_checks(void **state)
+{
+	const unsigned refused = FLOOD_CONNECTIONS * FLOOD_CALLS - PEERS_HELD_MAX;
+	struct flood_count c = flood("flood.log", FLOOD_CONNECTIONS, FLOOD_CALLS, refused);
+
+	assert_true(FLOOD_CONNECTIONS * PEER_HELD_MAX >= PEERS_HELD_MAX);
+	if (c.held_back_refused + c.bus_refused != refused || c.answered != refused || c.other != 0)
+		harness_show_log(&h, "flood.log");
+	assert_true(c.held_back_refused > 0);
+	assert_int_equal(c.held_back_refused + c.bus_refused, refused);
+	assert_int_equal(c.answered, refused);
+	assert_int_equal(c.checks_refused, 0);
+	assert_int_equal(c.other, 0);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
+/* One uid's polkit checks in flight: the one past POLKIT_QUERIES_PER_UID_MAX is refused at once, the rest wait. */
+static void test_polkit_checks_per_uid(void **state)
+{
+	struct flood_count c = flood("checks.log", POLKIT_QUERIES_PER_UID_MAX + 1, 0, 1);
+
+	if (c.checks_refused != 1 || c.answered != 1)
+		harness_show_log(&h, "checks.log");
+	assert_int_equal(c.checks_refused, 1);
+	assert_int_equal(c.answered, 1);
 	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
 }
 
@@ -245,6 +417,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_cap_refuses_cleanly, stop_daemon),
 		cmocka_unit_test_teardown(test_own_holds_not_counted_against_root, stop_daemon),
 		cmocka_unit_test_teardown(test_cap_at_unit_limit, stop_daemon),
+		cmocka_unit_test_teardown(test_flood_behind_polkit_checks, stop_daemon),
+		cmocka_unit_test_teardown(test_polkit_checks_per_uid, stop_daemon),
 		cmocka_unit_test_teardown(test_1000_killed_clients, stop_daemon),
 	};
 

@@ -13,9 +13,11 @@
 # SetUserspaceAutosleep=no. Debian's stock kernel (linux-image-amd64, in the
 # image from the archive) must show the control kernel's outcome, warn, and
 # hold back on autosleepd's epoll kernel lock alone. On both, the autosleep
-# package (installed with apt) is removed, purged and installed again. Not in
-# the default lists yet, until they have passed here (--scenarios): activation
-# (D-Bus activation by nobody), and on the packaged boots upgrade and readme.
+# package (installed with apt) is removed, purged and installed again.
+# D-Bus activation is tried as nobody (activation). On the packaged knob
+# kernel, apt upgrades the package over a running daemon that holds a lock
+# (upgrade), and the README's "Enable" and "Undo" blocks run as printed
+# (readme).
 # Scheduled work: systemd's own WakeSystem= timers wake the guest and their
 # job runs to its end before the next suspend, and with HoldWakeTimers=no it
 # is frozen mid-way (the host checks both on the QMP timeline); an alarm due
@@ -58,7 +60,7 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,timers,dbus-and-logind,activity,laptop,lid,sandbox,polkit,daemon-crash,watchdog,pm-test-race,bench,soak,knob,stock
+	scenarios=wireguard-and-crng,lease-blocks-suspend,timers,dbus-and-logind,activity,laptop,lid,sandbox,polkit,activation,daemon-crash,watchdog,pm-test-race,bench,soak,knob,stock
 	distro=0
 	race=100
 	soak_cycles=50
@@ -166,8 +168,8 @@ main() {
 		pkg_image=$(nice -n 10 "$here/mkrootfs.sh" "${debs[@]}" | tail -n1) || { failed "guest image with the kernel packages"; return 1; }
 		echo "# lane B: kernel packages and image: $(( $(date +%s) - t )) s"
 		if [ -n "$knob_deb" ]; then
-			echo "=== packaged knob kernel $(release_of "$knob_deb"): knob (the knob's ABI; WireGuard as a module and the crng with autosleepd running, disabled, SIGKILLed, stopped, SetUserspaceAutosleep=no), package"
-			boot_packaged "$pkg_image" knob knob knob,package "$(release_of "$knob_deb")" || rc=1
+			echo "=== packaged knob kernel $(release_of "$knob_deb"): knob (the knob's ABI; WireGuard as a module and the crng with autosleepd running, disabled, SIGKILLed, stopped, SetUserspaceAutosleep=no), upgrade, package, readme"
+			boot_packaged "$pkg_image" knob knob knob,upgrade,package,readme "$(release_of "$knob_deb")" || rc=1
 		fi
 		if [ -n "$distro_deb" ]; then
 			echo "=== Debian-config knob kernel $(release_of "$distro_deb"): knob, package"

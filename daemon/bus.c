@@ -270,8 +270,12 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	if (r <= 0)
 		return r < 0 ? r : 1;
 	if (uid != 0) {
-		/* Without polkit, wake locks stay open to all: the quota still bounds each user. */
-		r = polkit_verify(&b->polkit, m, uid, "org.autosleep1.acquire-wake-lock", true, error);
+		/*
+		 * Without polkit only the admin's choice keeps the machine
+		 * awake: root, and the group [WakeLocks] Group= names.
+		 */
+		r = polkit_verify(&b->polkit, m, uid, "org.autosleep1.acquire-wake-lock",
+				  peers_in_group(b->peers, m, mgr->wake_lock_gid), error);
 		if (r == 0)
 			peers_wait(b->peers, m);
 		if (r <= 0)

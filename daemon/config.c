@@ -49,6 +49,7 @@ void config_init(struct config *c)
 	c->state = strdup("mem");
 	c->wake_lock_name = strdup("autosleepd");
 	c->ignore_devices = strdup("");
+	c->group = strdup("");
 	/* i8042 keyboards and mice, USB host controllers (keyboards, mice, tablets). */
 	c->input_wake_sources = strdup("i8042 xhci_hcd ehci_hcd ohci_hcd uhci_hcd");
 }
@@ -60,6 +61,7 @@ void config_done(struct config *c)
 	free(c->wake_lock_name);
 	free(c->ignore_devices);
 	free(c->input_wake_sources);
+	free(c->group);
 	for (size_t i = 0; i < ELEMENTSOF(c->origin); i++)
 		free(c->origin[i].file);
 	*c = (struct config){};
@@ -305,6 +307,20 @@ static int parse_word_list(const struct config_key *k, const char *value, void *
 	return parse_string(k, value, field, problem, size);
 }
 
+/* A group name as useradd takes it, or a gid: looked up when the daemon starts. */
+static int parse_group(const struct config_key *k, const char *value, void *field, char *problem, size_t size)
+{
+	size_t n = strlen(value);
+
+	if (n > 32 || value[0] == '-')
+		return -EINVAL;
+	for (const char *p = value; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '-' || *p == '.'))
+			return -EINVAL;
+	return parse_string(k, value, field, problem, size);
+}
+
 #define KEY(id, sec, name, fn, field, exp, ...)                                                     \
 	[id] = { .section = sec, .key = name, .parse = fn, .offset = offsetof(struct config, field), .expect = exp, \
 		 __VA_ARGS__ }
@@ -329,6 +345,8 @@ static const struct config_key config_keys[_CONFIG_KEY_MAX] = {
 	    "a time span up to 24h, 0 to turn it off", .min = 0, .max = CONFIG_TIME_MAX),
 	KEY(CONFIG_KEY_MAX_PER_USER, "WakeLocks", "MaxPerUser", parse_lock_limit, max_locks_per_user,
 	    "a whole number from 1 to 16384"),
+	KEY(CONFIG_KEY_GROUP, "WakeLocks", "Group", parse_group, group,
+	    "a group name or gid of at most 32 letters, digits, '_', '-' and '.', or empty"),
 	KEY(CONFIG_KEY_STARTUP_HOLD, "WakeLocks", "StartupHoldSec", parse_usec, startup_hold,
 	    "a time span up to 24h, 0 to not hold", .min = 0, .max = CONFIG_TIME_MAX),
 	KEY(CONFIG_KEY_IDLE_TIMEOUT, "Activity", "IdleTimeoutSec", parse_usec, idle_timeout,
@@ -598,7 +616,7 @@ int config_verify(const struct config *c)
 {
 	char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX];
 
-	if (!c->state || !c->wake_lock_name || !c->ignore_devices || !c->input_wake_sources)
+	if (!c->state || !c->wake_lock_name || !c->ignore_devices || !c->input_wake_sources || !c->group)
 		return -ENOMEM;
 	/* The activity lock is "<WakeLockName>.activity" and must stay a valid name too. */
 	if (strlen(c->wake_lock_name) > WAKE_LOCK_NAME_MAX - strlen(".activity")) {

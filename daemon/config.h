@@ -34,6 +34,7 @@ enum config_key_id {
 	CONFIG_KEY_SHORT_SUSPEND,
 	CONFIG_KEY_MAX_PER_USER,
 	CONFIG_KEY_STARTUP_HOLD,
+	CONFIG_KEY_GROUP,
 	CONFIG_KEY_IDLE_TIMEOUT,
 	CONFIG_KEY_RESUME_GRACE,
 	CONFIG_KEY_CLASSES,
@@ -74,6 +75,7 @@ struct config {
 	/* [WakeLocks] */
 	unsigned max_locks_per_user;
 	usec_t startup_hold;       /* without systemd's fd store: stay awake this long after start */
+	char *group;               /* without polkit, this group's members may take wake locks; "" none */
 	/* [Activity] */
 	usec_t idle_timeout;       /* 0: do not watch input */
 	usec_t resume_grace;

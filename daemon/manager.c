@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -840,6 +841,7 @@ int manager_new(struct config *config, bool dry_run, struct manager **ret)
 	m->config = *config;
 	*config = (struct config){};
 	m->dry_run = dry_run;
+	m->wake_lock_gid = (gid_t)-1;
 	m->state = SUSPENDER_AWAKE;
 	m->enabled = true;
 	snprintf(m->last_wake_reason, sizeof(m->last_wake_reason), "none");
@@ -930,6 +932,31 @@ static unsigned manager_max_locks(void)
 	if (rl.rlim_cur <= FD_RESERVE + 64)
 		return 64;
 	return (unsigned)MIN((rlim_t)BUS_LOCKS_MAX, rl.rlim_cur - FD_RESERVE);
+}
+
+/* [WakeLocks] Group=, looked up once: a group added later takes a restart. */
+static void manager_resolve_group(struct manager *m)
+{
+	const char *g = m->config.group;
+	char buf[4096], *end;
+	struct group gr, *res = NULL;
+	unsigned long v;
+
+	m->wake_lock_gid = (gid_t)-1;
+	if (!g[0])
+		return;
+	errno = 0;
+	v = strtoul(g, &end, 10);
+	if (g[0] >= '0' && g[0] <= '9' && !*end && errno == 0 && v < UINT32_MAX) {
+		m->wake_lock_gid = (gid_t)v;
+	} else if (getgrnam_r(g, &gr, buf, sizeof(buf), &res) == 0 && res) {
+		m->wake_lock_gid = res->gr_gid;
+	} else {
+		log_warning("[WakeLocks] Group=%s: no such group; without polkit only root may take wake locks", g);
+		return;
+	}
+	log_info("Without polkit, root and the members of group %s (gid %u) may take wake locks", g,
+		 (unsigned)m->wake_lock_gid);
 }
 
 char *manager_runtime_dir(void)
@@ -1077,6 +1104,7 @@ int manager_startup(struct manager *m)
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable watchdog: %m, ignoring");
 
+	manager_resolve_group(m);
 	if (m->bus) {
 		r = bus_start(m->bus, max_locks, store_dir, &stored);
 		if (r < 0)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -63,6 +64,7 @@ struct manager {
 	sd_event *event;
 	struct config config;
 	bool dry_run;
+	gid_t wake_lock_gid; /* [WakeLocks] Group=, (gid_t)-1 for none */
 	int exit_code;  /* set by manager_fatal() */
 	bool fatal;     /* keep the kernel lock and stored leases on the way out */
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,8 @@ struct peer {
 	struct hash_node by_name;
 	uid_t uid;
 	pid_t pid;
+	gid_t *gids;            /* UnixGroupIDs: every group of the connection's process */
+	unsigned n_gids;
 	bool known;
 	bool gone;              /* the name left while a call of it waited */
 	sd_bus_slot *query;     /* GetConnectionCredentials in flight */
@@ -68,6 +71,7 @@ static void peer_free(struct peer *x)
 	sd_bus_message_unref(x->busy);
 	held_free(x->parked, x->n_parked);
 	held_free(x->released, x->n_released);
+	free(x->gids);
 	free(x->name);
 	free(x);
 }
@@ -123,7 +127,35 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	return 0;
 }
 
-static int parse_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_pid)
+_Static_assert(sizeof(gid_t) == sizeof(uint32_t), "UnixGroupIDs is an array of uint32");
+
+/* The connection's groups, as the bus took them when it connected (SO_PEERGROUPS). */
+static int parse_gids(sd_bus_message *reply, struct peer *x)
+{
+	const void *p;
+	size_t n;
+	int r;
+
+	r = sd_bus_message_enter_container(reply, 'v', "au");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_read_array(reply, 'u', &p, &n);
+	if (r < 0)
+		return r;
+	free(x->gids);
+	x->gids = NULL;
+	x->n_gids = 0;
+	if (n > 0) {
+		x->gids = malloc(n);
+		if (!x->gids)
+			return -ENOMEM;
+		memcpy(x->gids, p, n);
+		x->n_gids = (unsigned)(n / sizeof(uint32_t));
+	}
+	return sd_bus_message_exit_container(reply);
+}
+
+static int parse_credentials(sd_bus_message *reply, struct peer *x, uid_t *ret_uid, pid_t *ret_pid)
 {
 	uint32_t uid = UINT32_MAX, pid = 0;
 	const char *key;
@@ -140,6 +172,8 @@ static int parse_credentials(sd_bus_message *reply, uid_t *ret_uid, pid_t *ret_p
 			r = sd_bus_message_read(reply, "v", "u", &uid);
 		else if (strcmp(key, "ProcessID") == 0)
 			r = sd_bus_message_read(reply, "v", "u", &pid);
+		else if (strcmp(key, "UnixGroupIDs") == 0)
+			r = parse_gids(reply, x);
 		else
 			r = sd_bus_message_skip(reply, "v");
 		if (r < 0)
@@ -334,7 +368,7 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
 {
 	struct peer *x = userdata;
 	const sd_bus_error *e = sd_bus_message_get_error(reply);
-	int r = e ? -sd_bus_error_get_errno(e) : parse_credentials(reply, &x->uid, &x->pid);
+	int r = e ? -sd_bus_error_get_errno(e) : parse_credentials(reply, x, &x->uid, &x->pid);
 	sd_bus_message *m;
 
 	(void)ret_error;
@@ -428,6 +462,19 @@ void peers_wait(struct peers *p, sd_bus_message *m)
 	/* Callers asked peers_get() first, so the entry is there. */
 	if (x)
 		peer_hold(x, m, x->running_seq);
+}
+
+bool peers_in_group(const struct peers *p, sd_bus_message *m, gid_t gid)
+{
+	const char *sender = sd_bus_message_get_sender(m);
+	const struct peer *x = sender ? peer_find(p, sender) : NULL;
+
+	if (!x || !x->known || gid == (gid_t)-1)
+		return false;
+	for (unsigned i = 0; i < x->n_gids; i++)
+		if (x->gids[i] == gid)
+			return true;
+	return false;
 }
 
 unsigned peers_count(const struct peers *p)

@@ -44,5 +44,12 @@ int peers_get(struct peers *p, sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid
  */
 void peers_wait(struct peers *p, sd_bus_message *m);
 
+/*
+ * Whether m's sender, whose credentials peers_get() returned, is in group
+ * gid (any of its groups, as the bus tells them: UnixGroupIDs). False for
+ * (gid_t)-1, and when the bus does not tell.
+ */
+bool peers_in_group(const struct peers *p, sd_bus_message *m, gid_t gid);
+
 /* Clients known and asked for: for tests and the benchmarks. */
 unsigned peers_count(const struct peers *p);

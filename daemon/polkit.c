@@ -44,6 +44,11 @@ struct polkit_registry *polkit_registry_free(struct polkit_registry *reg)
 	return NULL;
 }
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
 	struct polkit_query *q = userdata;
@@ -54,7 +59,14 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 	q->slot = sd_bus_slot_unref(q->slot);
 	e = sd_bus_message_get_error(reply);
 	if (e) {
-		if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+		/*
+		 * Not there, or its activation failed (a masked or missing
+		 * polkit.service: systemd's error, or dbus-daemon's Spawn.*):
+		 * no polkit, so the stricter rules without it apply.
+		 */
+		if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
+		    has_prefix(e->name, "org.freedesktop.DBus.Error.Spawn.") ||
+		    has_prefix(e->name, "org.freedesktop.systemd1."))
 			r = -ENOENT;
 		else {
 			log_warning("polkit check failed: %s", e->message ? e->message : e->name);
@@ -157,7 +169,9 @@ int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, uid_t uid,
 		return 1;
 	if (r == -ENOENT)
 		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "polkit is not running; only root may do this (%s)", action);
+					 "polkit is not running; without it only root may do this, and take wake locks "
+					 "also the members of the group [WakeLocks] Group= in autosleep.conf names (%s)",
+					 action);
 	if (r == 0)
 		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Not authorized (%s)", action);
 	return r;

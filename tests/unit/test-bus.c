@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <systemd/sd-bus.h>
@@ -130,7 +131,7 @@ static int group_setup(void **state)
 	}
 	assert_int_equal(harness_bus_start(&h, "sysfs-basic", NULL), 0);
 	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
-		.config = "[Backoff]\nDelaySec=300ms\n[WakeLocks]\nMaxPerUser=3\nStartupHoldSec=0\n" }) > 0);
+		.config = "[Backoff]\nDelaySec=300ms\n[WakeLocks]\nMaxPerUser=3\nStartupHoldSec=0\nGroup=65534\n" }) > 0);
 	assert_int_equal(open_client(&bus), 0);
 	assert_true(sd_bus_match_signal(bus, NULL, NAME, PATH, IFACE, NULL, on_signal, NULL) >= 0);
 	assert_true(sd_bus_match_signal(bus, NULL, NAME, PATH, "org.freedesktop.DBus.Properties", "PropertiesChanged",
@@ -479,17 +480,19 @@ static void test_quota(void **state)
 	assert_int_equal(count_locks("quota"), 0);
 }
 
-/* Run fn as "nobody" in a child; returns its exit status. */
-static int as_nobody(int (*fn)(sd_bus *b))
+/* Run fn in a child as another user; returns its exit status. */
+/* fn as uid and gid id, with only that group, as a user the test runner is not. */
+static int as_user(unsigned id, int (*fn)(sd_bus *b))
 {
 	pid_t pid = fork();
 	int status, r;
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		gid_t g = (gid_t)id;
 		sd_bus *b;
 
-		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 || setresuid(id, id, id) < 0)
 			_exit(90);
 		if (open_client(&b) < 0)
 			_exit(91);
@@ -500,6 +503,12 @@ static int as_nobody(int (*fn)(sd_bus *b))
 	}
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+/* nobody, in group 65534: the daemon's Group= here. */
+static int as_nobody(int (*fn)(sd_bus *b))
+{
+	return as_user(65534, fn);
 }
 
 static int nobody_set_property(sd_bus *b)
@@ -526,11 +535,41 @@ static int nobody_acquire(sd_bus *b)
 {
 	int fd = -1, r;
 
-	/* A public method: without polkit on the bus, wake locks are open to all (the quota still applies). */
+	/* Without polkit on the bus, wake locks are open to root and Group= (65534 here); the quota still applies. */
 	r = acquire(b, "nobodys", 0, &fd, NULL) == 1 && count_locks_on(b, "nobodys") == 1 ? 0 : 1;
 	if (fd >= 0)
 		close(fd);
 	return r;
+}
+
+/*
+ * Without polkit on the bus, a user in no group the admin named takes no
+ * wake lock: the refusal names the key that would allow it.
+ */
+static int stranger_acquire(sd_bus *b)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int fd = -1, r;
+
+	r = acquire(b, "strangers", 0, &fd, &e);
+	if (fd >= 0)
+		close(fd);
+	r = r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_ACCESS_DENIED) && e.message &&
+			    strstr(e.message, "Group=") && count_locks_on(b, "strangers") == 0
+		    ? 0
+		    : 1;
+	if (r)
+		print_error("stranger's acquire: '%s'\n", e.message ? e.message : "granted");
+	sd_bus_error_free(&e);
+	return r;
+}
+
+static void test_unprivileged_without_polkit(void **state)
+{
+	/* uid and gid 1, "daemon" on Debian: dbus-daemon takes only users the system knows. */
+	assert_int_equal(as_user(1, stranger_acquire), 0);
+	/* The same call from Group=: granted. */
+	assert_int_equal(as_nobody(nobody_acquire), 0);
 }
 
 static void test_unprivileged(void **state)
@@ -746,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_quota),
 		cmocka_unit_test(test_unprivileged),
+		cmocka_unit_test(test_unprivileged_without_polkit),
 		cmocka_unit_test(test_unprivileged_calls_keep_their_order),
 		cmocka_unit_test(test_cycles_signal_and_properties),
 		cmocka_unit_test(test_battery_figures),

@@ -154,6 +154,30 @@ static void test_bad_values(void **state)
 	expect_error(x, "[WakeLocks]\nMaxPerUser=0\n", "bad.conf:2: invalid value '0' for key 'MaxPerUser'");
 }
 
+/* Group= is a name or a gid, looked up at start; empty (the default) names none. */
+static void test_group(void **state)
+{
+	struct ctx *x = *state;
+	char *log;
+
+	assert_string_equal(x->c.group, "");
+	assert_int_equal(parse_text(x, "g.conf", "[WakeLocks]\nGroup=autosleep\n", &log), 0);
+	free(log);
+	assert_string_equal(x->c.group, "autosleep");
+	assert_int_equal(parse_text(x, "g.conf", "[WakeLocks]\nGroup=4294967294\n", &log), 0);
+	free(log);
+	assert_string_equal(x->c.group, "4294967294");
+	assert_int_equal(parse_text(x, "g.conf", "[WakeLocks]\nGroup=\n", &log), 0);
+	free(log);
+	assert_string_equal(x->c.group, "");
+	expect_error(x, "[WakeLocks]\nGroup=-wheel\n", "bad.conf:2: invalid value '-wheel' for key 'Group'");
+	expect_error(x, "[WakeLocks]\nGroup=a b\n", "bad.conf:2: invalid value 'a b' for key 'Group'");
+	expect_error(x, "[WakeLocks]\nGroup=a;b\n", "bad.conf:2: invalid value 'a;b' for key 'Group'");
+	expect_error(x, "[WakeLocks]\nGroup=abcdefghijklmnopqrstuvwxyz0123456\n",
+		     "bad.conf:2: invalid value 'abcdefghijklmnopqrstuvwxyz0123456' for key 'Group' in section "
+		     "[WakeLocks]: expected a group name or gid");
+}
+
 static void test_max_per_user_limit(void **state)
 {
 	struct ctx *x = *state;
@@ -569,6 +593,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_key_names_file_line_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_per_user_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_syntax_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropins_override_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropin_error_names_dropin, setup, teardown),

@@ -79,3 +79,38 @@ check "autosleep is disabled after root's disable ($(enabled))" [ "$(enabled)" =
 check "autosleepctl enable as root works" autosleepctl enable
 check "autosleep is enabled again ($(enabled))" [ "$(enabled)" = "b true" ]
 rm -f /etc/polkit-1/rules.d/50-autosleep-vmtest.rules
+
+# 4. Without polkitd (it is only a Recommends): only root, and the group the
+# admin names with [WakeLocks] Group=, may take wake locks; nobody may
+# Disable. polkitd is stopped and masked, so that no call activates it.
+systemctl mask --runtime --now polkit.service > /dev/null 2>&1
+check "polkitd is stopped and masked: org.freedesktop.PolicyKit1 has no owner" \
+	wait_until 50 sh -c '! busctl status org.freedesktop.PolicyKit1 > /dev/null 2>&1'
+out=$(as alice autosleepctl hold --name alice -- echo ran 2>&1)
+rc=$?
+check "without polkit, alice's hold is refused naming Group= and her command does not run (rc $rc: $out)" \
+	eval '[ $rc -ne 0 ] && has "$out" "polkit is not running" "Group=" && ! has "$out" ran'
+out=$(as alice dbus-send --system --print-reply --dest=org.autosleep1 /org/autosleep1 org.autosleep1.Manager.Disable 2>&1)
+check "without polkit, alice's Disable gets AccessDenied (${out//$'\n'/ })" has "$out" org.freedesktop.DBus.Error.AccessDenied
+check "... and autosleep is still enabled ($(enabled))" [ "$(enabled)" = "b true" ]
+groupadd -f autosleep-vmtest
+usermod -a -G autosleep-vmtest alice
+mkdir -p /etc/autosleep/autosleep.conf.d
+printf '[WakeLocks]\nGroup=autosleep-vmtest\n' > /etc/autosleep/autosleep.conf.d/50-vmtest-group.conf
+systemctl restart autosleepd.service
+wait_until 100 sh -c 'autosleepctl status > /dev/null 2>&1'
+out=$(as alice autosleepctl hold --name alice --why group -- autosleepctl list 2>&1)
+rc=$?
+check "with Group=autosleep-vmtest, alice (a member) takes a lock under her uid $(id -u alice) (rc $rc)" \
+	eval '[ $rc -eq 0 ] && grep -q "^alice  *$(id -u alice) " <<< "$out"'
+out=$(as bob autosleepctl hold --name bob -- echo ran 2>&1)
+rc=$?
+check "... and bob, not a member, is still refused (rc $rc)" eval '[ $rc -ne 0 ] && ! has "$out" ran'
+check "autosleepctl disable as root works without polkit" autosleepctl disable
+check "autosleepctl enable as root works without polkit" autosleepctl enable
+rm -f /etc/autosleep/autosleep.conf.d/50-vmtest-group.conf
+gpasswd -d alice autosleep-vmtest > /dev/null 2>&1
+systemctl unmask --runtime polkit.service > /dev/null 2>&1
+systemctl start polkit.service
+systemctl restart autosleepd.service
+check "polkitd and autosleepd are back" wait_until 100 sh -c 'busctl status org.freedesktop.PolicyKit1 > /dev/null 2>&1 && autosleepctl status > /dev/null 2>&1'

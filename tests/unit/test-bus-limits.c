@@ -31,11 +31,16 @@
 
 /*
  * dbus-daemon allows 256 connections per user by default; the kill test
- * needs a thousand. Root may own polkit's name, for the flood test's polkit
- * that never answers, and the daemon may call it.
+ * needs a thousand. The flood test's calls carry an fd each: with room for
+ * 4096 queued fds per connection dbus-daemon never refuses them itself, so
+ * every one reaches the daemon, whose own bounds are what is tested. Root
+ * may own polkit's name, for that test's polkit that never answers, and the
+ * daemon may call it.
  */
 #define BUS_LIMITS "<limit name=\"max_connections_per_user\">4096</limit>" \
 		   "<limit name=\"max_completed_connections\">4096</limit>" \
+		   "<limit name=\"max_incoming_unix_fds\">4096</limit>" \
+		   "<limit name=\"max_outgoing_unix_fds\">4096</limit>" \
 		   "<policy user=\"root\"><allow own=\"org.freedesktop.PolicyKit1\"/>" \
 		   "<allow send_destination=\"org.freedesktop.PolicyKit1\"/></policy>"
 
@@ -328,7 +333,7 @@ static struct flood_count flood(const char *log, unsigned n, unsigned calls, uns
  * rest at once with LimitsExceeded, and serves everyone else meanwhile.
  * dbus-daemon refuses some on its own while our queue is full; which
  * refuses how many depends on timing, but every call past the bounds is
- * refused by one of the two, and none of them runs.
+ * refused by one of the two, and none of the calls runs.
  */
 static void test_flood_behind_polkit_checks(void **state)
 {
@@ -336,11 +341,17 @@ static void test_flood_behind_polkit_checks(void **state)
 	struct flood_count c = flood("flood.log", FLOOD_CONNECTIONS, FLOOD_CALLS, refused);
 
 	assert_true(FLOOD_CONNECTIONS * PEER_HELD_MAX >= PEERS_HELD_MAX);
-	if (c.held_back_refused + c.bus_refused != refused || c.answered != refused || c.other != 0)
+	if (c.held_back_refused + c.bus_refused != c.answered || c.answered < refused || c.other != 0)
 		harness_show_log(&h, "flood.log");
+	/*
+	 * Every answer is a refusal, and at most PEERS_HELD_MAX calls (besides
+	 * each connection's AcquireWakeLock) are left waiting. Fewer when
+	 * dbus-daemon refused a connection's AcquireWakeLock itself: then
+	 * nothing of that connection is held.
+	 */
 	assert_true(c.held_back_refused > 0);
-	assert_int_equal(c.held_back_refused + c.bus_refused, refused);
-	assert_int_equal(c.answered, refused);
+	assert_int_equal(c.held_back_refused + c.bus_refused, c.answered);
+	assert_true(c.answered >= refused);
 	assert_int_equal(c.checks_refused, 0);
 	assert_int_equal(c.other, 0);
 	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);

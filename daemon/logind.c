@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bus-signal.h"
 #include "escape.h"
 #include "log.h"
 #include "logind.h"
@@ -243,8 +244,9 @@ static void logind_refresh(struct logind *l)
 
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 {
-	(void)m;
 	(void)ret_error;
+	if (!bus_signal_trusted(m))
+		return 0;
 	/* logind announces BlockInhibited whenever a block inhibitor starts or stops. */
 	logind_refresh(userdata);
 	return 0;
@@ -254,8 +256,9 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 {
 	struct logind *l = userdata;
 
-	(void)m;
 	(void)ret_error;
+	if (!bus_signal_trusted(m))
+		return 0;
 	/* A restarted logind forgot our inhibitors; take them again. */
 	l->inhibit_fd = safe_close(l->inhibit_fd);
 	l->lid_fd = safe_close(l->lid_fd);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-signal.h"
 #include "hash.h"
 #include "log.h"
 #include "macro.h"
@@ -96,6 +97,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	struct peer *x;
 
 	(void)ret_error;
+	if (!bus_signal_trusted(m))
+		return 0;
 	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || name[0] != ':' || new_owner[0])
 		return 0;
 	x = peer_find(p, name);

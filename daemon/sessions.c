@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-signal.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -355,6 +356,8 @@ static int on_session_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 {
 	const char *id, *path;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	if (sd_bus_message_read(m, "so", &id, &path) < 0 || strncmp(path, SESSION_PATH_PREFIX, strlen(SESSION_PATH_PREFIX)) != 0)
 		return 0;
@@ -368,6 +371,8 @@ static int on_session_removed(sd_bus_message *m, void *userdata, sd_bus_error *r
 	struct session *x;
 	const char *id, *path;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	if (sd_bus_message_read(m, "so", &id, &path) < 0)
 		return 0;
@@ -391,6 +396,8 @@ static int on_session_changed(sd_bus_message *m, void *userdata, sd_bus_error *r
 	bool changed = false, was_awake;
 	int r;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	if (!x || !x->known)
 		return 0;
@@ -486,6 +493,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	const char *name, *old_owner, *new_owner;
 	int r;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
 		return 0;
@@ -521,6 +530,8 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
 	struct sessions *s = userdata;
 	int start;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	if (sd_bus_message_read(m, "b", &start) < 0)
 		return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "leases.h"
+#include "bus-signal.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -441,6 +442,8 @@ static int on_unit_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 	const char *id, *path;
 	struct timer *x;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	if (sd_bus_message_read(m, "so", &id, &path) < 0 || !(x = timer_find(t, path)))
 		return 0;
@@ -458,6 +461,8 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	struct timer *x = timer_find(t, path);
 	int r;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	/* A timer we do not know changed: it was started (or loaded and changed): read it, it is loaded now. */
 	if (!x && path && is_timer_path(path)) {
@@ -568,6 +573,8 @@ static int on_reloading(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
 	struct timers *t = userdata;
 	int b;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	/* A reload may have changed any timer, WakeSystem= included: read them all once it is over. */
 	if (sd_bus_message_read(m, "b", &b) >= 0 && !b)
@@ -580,6 +587,8 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret
 	struct timers *t = userdata;
 	const char *name, *old, *new;
 
+	if (!bus_signal_trusted(m))
+		return 0;
 	(void)ret_error;
 	if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0 || strcmp(name, SYSTEMD_NAME) != 0)
 		return 0;

@@ -233,6 +233,59 @@ static void test_session_new_and_removed(void **state)
 	assert_true(PUMP_UNTIL(writes() > w0 + 2));
 }
 
+/*
+ * Any client may send the daemon a signal of its own, addressed to it, with
+ * logind's path, interface and member: dbus-daemon delivers it, and sd-bus
+ * cannot tell a well-known sender from its match alone. A forged
+ * SessionRemoved for an active session must not drop that session's hold,
+ * a forged PrepareForSleep must not count as logind's suspend, and a forged
+ * NameOwnerChanged must not make logind seem gone (which drops its holds).
+ */
+static void send_forged(sd_bus *b, const char *dest, const char *path, const char *iface, const char *member,
+			const char *sig, ...)
+{
+	sd_bus_message *m = NULL;
+	va_list ap;
+
+	assert_true(sd_bus_message_new_signal(b, &m, path, iface, member) >= 0);
+	assert_true(sd_bus_message_set_destination(m, dest) >= 0);
+	va_start(ap, sig);
+	assert_true(sd_bus_message_appendv(m, sig, ap) >= 0);
+	va_end(ap);
+	assert_true(sd_bus_send(b, m, NULL) >= 0);
+	assert_true(sd_bus_flush(b) >= 0);
+	sd_bus_message_unref(m);
+}
+
+static void test_forged_logind_signals(void **state)
+{
+	const char *daemon_name = NULL;
+	sd_bus_message *reply = NULL;
+	sd_bus *stranger;
+
+	(void)state;
+	assert_non_null(fake_login1_add(&fake, "c7", "user", "wayland", false, true, false, false));
+	start("LockBeforeSleep=no\n");
+	assert_true(PUMP_UNTIL(session_locks() == 1));
+	assert_true(sd_bus_call_method(client, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+				       "GetNameOwner", NULL, &reply, "s", HARNESS_NAME) >= 0);
+	assert_true(sd_bus_message_read(reply, "s", &daemon_name) >= 0);
+	assert_int_equal(harness_open_client(&h, &stranger), 0);
+	send_forged(stranger, daemon_name, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "SessionRemoved",
+		    "so", "c7", "/org/freedesktop/login1/session/c7");
+	send_forged(stranger, daemon_name, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "PrepareForSleep",
+		    "b", 1);
+	send_forged(stranger, daemon_name, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged", "sss",
+		    "org.freedesktop.login1", ":1.1", "");
+	fake_login1_pump(&fake, 500);
+	assert_int_equal(session_locks(), 1);
+	assert_int_equal(in_log("removed"), 0);
+	assert_int_equal(in_log("logind is suspending the machine"), 0);
+	assert_int_equal(in_log("logind left the bus"), 0);
+	sd_bus_message_unref(reply);
+	sd_bus_flush_close_unref(stranger);
+}
+
 static void test_honor_idle_hint_off(void **state)
 {
 	int w0;
@@ -574,6 +627,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_idle_hint_holds, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_what_does_not_count, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_session_new_and_removed, per_test_setup, per_test_teardown),
+		cmocka_unit_test_setup_teardown(test_forged_logind_signals, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_honor_idle_hint_off, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_lock_before_first_suspend, per_test_setup, per_test_teardown),
 		cmocka_unit_test_setup_teardown(test_lock_timeout, per_test_setup, per_test_teardown),

@@ -182,12 +182,20 @@ int knob_activate(struct knob *k)
 		r = knob_read(&v);
 		if (r < 0)
 			return r;
-		/* Saved before the write, so a crash in between still knows. */
+		/*
+		 * Saved before the write, so a crash in between still knows.
+		 * Unsaved, a 1 would outlive us (ExecStopPost= would find
+		 * nothing to put back) and every later suspend, logind's too,
+		 * would keep WireGuard's keys: so no 1 without the file.
+		 */
 		if (k->saved_path) {
 			r = saved_write(k->saved_path, v);
+			if (r < 0 && v != 1)
+				return log_warning_errno(r, "Failed to save the knob's value %d in %s: %m; "
+							 "leaving the knob at %d", v, k->saved_path, v);
 			if (r < 0)
-				log_warning_errno(r, "Failed to save the knob's value in %s: %m; "
-						  "a crash would leave it at 1, ignoring", k->saved_path);
+				log_warning_errno(r, "Failed to save the knob's value in %s: %m; it reads 1 already, "
+						  "ignoring", k->saved_path);
 		}
 		k->saved = v;
 	}

@@ -137,6 +137,33 @@ static void test_activate_deactivate(void **state)
 	knob_done(&k);
 }
 
+/*
+ * Where the old value cannot be saved, the knob is not set: a 1 that no
+ * ExecStopPost= could put back would outlive the daemon.
+ */
+static void test_save_fails(void **state)
+{
+	struct fx *f = *state;
+	struct knob k;
+
+	fixture_write(f->root, KNOB, "0\n");
+	assert_int_equal(knob_init(&k, true, f->state), 0);
+	assert_int_equal(rmdir(f->state), 0);
+	assert_true(knob_activate(&k) < 0);
+	assert_knob(f, "0\n");
+	assert_true(k.value != 1);
+	assert_int_equal(knob_mode(&k, KCONFIG_NO), KNOB_MODE_NONE);
+	/* Nothing was changed, so nothing is put back. */
+	assert_int_equal(knob_deactivate(&k), 0);
+	assert_knob(f, "0\n");
+	/* Once the directory is back, the next activation sets it. */
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	assert_int_equal(knob_activate(&k), 0);
+	assert_knob(f, "1");
+	assert_file(f->saved, "0\n");
+	knob_done(&k);
+}
+
 /* A kernel built with the option: the knob starts at 1 and goes back to 1. */
 static void test_was_one(void **state)
 {
@@ -342,6 +369,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_activate_deactivate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_was_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_managed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_recovery, setup, teardown),

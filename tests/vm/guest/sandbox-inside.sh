@@ -22,6 +22,9 @@ r wakealarm write /sys/class/rtc/rtc0/wakealarm 0
 r wake_lock write /sys/power/wake_lock sandboxprobe
 echo "sandbox-probe: wake_lock_listed: $(tr ' ' '\n' < /sys/power/wake_lock | grep -qx sandboxprobe && echo ok || echo missing)"
 r wake_unlock write /sys/power/wake_unlock sandboxprobe
+# Its own value written back: harmless, and refused only by the sandbox.
+r pm_async write /sys/power/pm_async "$(cat /sys/power/pm_async)"
+r mem_sleep write /sys/power/mem_sleep "$(sed 's/.*\[\(.*\)\].*/\1/' /sys/power/mem_sleep)"
 r input open "${ev:-/dev/input/event0}"
 r vda open /dev/vda
 for k in NoNewPrivs Seccomp Seccomp_filters CapEff CapBnd; do

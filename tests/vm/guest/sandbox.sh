@@ -8,7 +8,8 @@
 # NoNewPrivileges, network namespace and cgroup. nsenter cannot give a probe
 # those, as they belong to a process, not a namespace; the scenario checks
 # they match the running daemon's. Inside: AF_INET fails, /home cannot be
-# read, /sys/class cannot be written, while the daemon's own writes to
+# read, /sys/class and the /sys/power files the daemon does not write
+# (pm_async) cannot be written, while the daemon's own writes to
 # /sys/power/wake_lock and wake_unlock and its reads of /dev/input/event*
 # work. The same probes outside the sandbox succeed, so every check can fail.
 # Last, like dbus-and-logind, it joins the running daemon's own mount
@@ -37,6 +38,7 @@ outside "an AF_INET6 socket can be created" socket inet6
 outside "/home/someone/secret is readable" read /home/someone/secret
 outside "$wakealarm is writable" write "$wakealarm" 0
 outside "/dev/vda can be opened" open /dev/vda
+outside "/sys/power/pm_async is writable (its own value)" write /sys/power/pm_async "$(cat /sys/power/pm_async)"
 
 # 2. Inside: the probe runs from the unit, its lines come back in the journal.
 pid=$(daemon_pid)
@@ -72,6 +74,8 @@ denied netlink "creating an AF_NETLINK socket"
 denied home "reading /home/someone/secret"
 denied wakealarm "writing $wakealarm"
 denied vda "opening /dev/vda"
+denied pm_async "writing /sys/power/pm_async, which the daemon never writes"
+allowed mem_sleep "writing /sys/power/mem_sleep (its own value; MemSleep=)"
 allowed unix "creating an AF_UNIX socket (D-Bus)"
 allowed wake_lock "writing /sys/power/wake_lock"
 allowed wake_lock_listed "the new kernel lock is listed in /sys/power/wake_lock"

@@ -36,7 +36,12 @@ check "Undo stopped autosleepd" sh -c "! kill -0 $pid 2> /dev/null"
 		sh -c '! tr " " "\n" < /sys/power/wake_lock | grep -qx "autosleepd.*"'
 check "Undo purged the package ($(dpkg-query -W -f='${Status}' autosleep 2>&1))" \
 	sh -c "! dpkg-query -W -f='\${Status}' autosleep 2> /dev/null | grep -q -e installed -e config-files"
-for f in /usr/sbin/autosleepd /lib/systemd/system/autosleepd.service /etc/autosleep /run/autosleep \
+# The image's own drop-in (50-vmtest.conf) is the admin's file, not the
+# package's: purge leaves it, and the directories it is in.
+left=$(find /etc/autosleep -type f 2> /dev/null | sort | tr '\n' ' ')
+check "Undo left nothing of the package's in /etc/autosleep (left: ${left:-nothing})" \
+	[ "${left% }" = /etc/autosleep/autosleep.conf.d/50-vmtest.conf -o -z "$left" ]
+for f in /usr/sbin/autosleepd /lib/systemd/system/autosleepd.service /etc/autosleep/autosleep.conf /run/autosleep \
 	/usr/share/dbus-1/system-services/org.autosleep1.service \
 	/etc/systemd/system/multi-user.target.wants/autosleepd.service /etc/systemd/system/dbus-org.autosleep1.service; do
 	check "Undo removed $f" [ ! -e "$f" ]

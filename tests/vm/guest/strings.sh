@@ -26,12 +26,12 @@ echo "$list" | grep "logind inhibitor" | sed 's/^/#   list: /'
 check "autosleepctl list shows the why escaped ('x\\x0a<0>FORGED')" grep -qF 'x\x0a<0>FORGED Disk failing' <<< "$list"
 check "autosleepctl list prints no control character" sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]"' sh "${list//$'\n'/ }"
 check "autosleepctl status prints no control character" sh -c '! printf %s "$1" | LC_ALL=C grep -q "[[:cntrl:]]"' sh "${status//$'\n'/ }"
-check "no line of autosleepctl list starts with the forged text" sh -c '! grep -q "^<0>FORGED" <<< "$1"' sh "$list"
+check "no line of autosleepctl list starts with the forged text" sh -c '! printf "%s\n" "$1" | grep -q "^<0>FORGED"' sh "$list"
 wait_until 50 sh -c "journalctl -u autosleepd --since '$since' -o cat --no-pager | grep -qF 'FORGED'"
 j=$(journalctl -u autosleepd --since "$since" -o cat --no-pager)
 grep -F FORGED <<< "$j" | head -n 3 | sed 's/^/#   journal: /'
 check "the journal has the why escaped, on autosleepd's own line" grep -qF 'x\x0a<0>FORGED Disk failing' <<< "$j"
-check "no journal entry of autosleepd is the forged text alone" sh -c '! grep -qx "FORGED Disk failing" <<< "$1"' sh "$j"
+check "no journal entry of autosleepd is the forged text alone" sh -c '! printf "%s\n" "$1" | grep -qx "FORGED Disk failing"' sh "$j"
 check "no journal entry of autosleepd at priority 0 (emerg) since the inhibitor" \
 	sh -c "[ -z \"\$(journalctl -u autosleepd --since '$since' -p 0 -q -o cat --no-pager)\" ]"
 check "the journal has no escape byte from the who" sh -c '! printf %s "$1" | grep -q "$(printf "\033")"' sh "$j"

@@ -28,6 +28,7 @@ static bool arg_json;
 static const char *arg_name;
 static const char *arg_why = "";
 static usec_t arg_timeout;
+static bool arg_lid_closed;
 
 static void help(void)
 {
@@ -51,7 +52,9 @@ static void help(void)
 	       "     --json              Print JSON (status, list, stats, monitor)\n"
 	       "     --name=NAME         Wake lock name for hold (default: the command's name)\n"
 	       "     --why=TEXT          Reason shown with the lock, for hold\n"
-	       "     --timeout=SPAN      Release the lock after SPAN even if CMD still runs (hold)\n");
+	       "     --timeout=SPAN      Release the lock after SPAN even if CMD still runs (hold)\n"
+	       "     --lid-closed        Hold with the lid closed too (hold; a user's lock otherwise\n"
+	       "                         waits for the lid to open)\n");
 }
 
 /*
@@ -144,8 +147,9 @@ static int print_locks(sd_bus *bus, bool json)
 			       "WHY");
 		format_time(s, sizeof(s), since);
 		format_time(d, sizeof(d), deadline);
-		printf("%-24s %-8" PRIu32 " %-8" PRIu32 " %-10s %-19s %-19s %s\n", esc(name), uid, pid, esc(owner), s, d,
-		       esc(why));
+		/* No owner: a lock restored from an earlier bus, whose unique names are gone. */
+		printf("%-24s %-8" PRIu32 " %-8" PRIu32 " %-10s %-19s %-19s %s\n", esc(name), uid, pid,
+		       owner[0] ? esc(owner) : "-", s, d, esc(why));
 	}
 	if (r < 0)
 		return r;
@@ -790,8 +794,13 @@ static int hold_acquire(struct hold *h)
 			return 0; /* its time is up: nothing to take again */
 		timeout = h->deadline - t;
 	}
-	r = sd_bus_call_method(h->bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "AcquireWakeLock", &e, &reply, "sst", h->name,
-			       arg_why, (uint64_t)timeout);
+	/* The plain call without --lid-closed: it works with an older daemon too. */
+	if (arg_lid_closed)
+		r = sd_bus_call_method(h->bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "AcquireWakeLockWithOptions", &e, &reply,
+				       "ssta{sv}", h->name, arg_why, (uint64_t)timeout, 1, "LidClosed", "b", 1);
+	else
+		r = sd_bus_call_method(h->bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "AcquireWakeLock", &e, &reply, "sst",
+				       h->name, arg_why, (uint64_t)timeout);
 	if (r < 0)
 		return bus_fail("take wake lock", &e, r);
 	r = sd_bus_message_read(reply, "h", &lockfd);
@@ -1038,12 +1047,14 @@ enum {
 	ARG_NAME,
 	ARG_WHY,
 	ARG_TIMEOUT,
+	ARG_LID_CLOSED,
 };
 
 static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },	  { "version", no_argument, NULL, ARG_VERSION },
 	{ "json", no_argument, NULL, ARG_JSON },  { "name", required_argument, NULL, ARG_NAME },
 	{ "why", required_argument, NULL, ARG_WHY }, { "timeout", required_argument, NULL, ARG_TIMEOUT },
+	{ "lid-closed", no_argument, NULL, ARG_LID_CLOSED },
 	{}
 };
 
@@ -1072,6 +1083,9 @@ static int parse_options(int argc, char *argv[])
 			break;
 		case ARG_WHY:
 			arg_why = optarg;
+			break;
+		case ARG_LID_CLOSED:
+			arg_lid_closed = true;
 			break;
 		case ARG_TIMEOUT:
 			if (parse_sec(optarg, &arg_timeout) < 0) {

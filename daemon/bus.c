@@ -10,6 +10,7 @@
 
 #include "activity.h"
 #include "bus.h"
+#include "bus-dict.h"
 #include "fdstore.h"
 #include "config.h"
 #include "log.h"
@@ -19,6 +20,7 @@
 #include "peers.h"
 #include "sessions.h"
 #include "polkit.h"
+#include "system-uid.h"
 #include "soak-session.h"
 #include "timers.h"
 
@@ -244,21 +246,58 @@ static int validate_why(const char *why, sd_bus_error *error)
 	return 0;
 }
 
-static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_error *error)
+struct lock_options {
+	bool lid;
+	sd_bus_error *error;
+};
+
+/* One of AcquireWakeLockWithOptions' options: an unknown key or a bad value is named in the error. */
+static int lock_option(void *userdata, const char *key, sd_bus_message *m, const char *type)
 {
-	struct manager *mgr = userdata;
+	struct lock_options *o = userdata;
+	int b, r;
+
+	if (strcmp(key, "LidClosed") != 0)
+		return sd_bus_error_setf(o->error, SD_BUS_ERROR_INVALID_ARGS, "Unknown wake lock option '%s'", key);
+	if (strcmp(type, "b") != 0)
+		return sd_bus_error_setf(o->error, SD_BUS_ERROR_INVALID_ARGS, "LidClosed must be a boolean (b), not '%s'",
+					 type);
+	r = sd_bus_message_read(m, "b", &b);
+	if (r < 0)
+		return r;
+	o->lid = b;
+	return 1;
+}
+
+/*
+ * Both ways to take a wake lock. lid: hold with the lid closed too, which
+ * for a person (not a system user: leases.c) is its own polkit action,
+ * checked instead of the plain one, as one check per call is all the
+ * re-entering polkit_verify() can wait for.
+ */
+static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_options, sd_bus_error *error)
+{
 	struct bus *b = mgr->bus;
 	const char *name, *why;
 	_cleanup_close_ int client_fd = -EBADF;
 	int p[2], r;
 	struct lease *x;
 	uint64_t timeout;
+	bool lid = false;
 	uid_t uid;
 	pid_t pid;
 
 	r = sd_bus_message_read(m, "sst", &name, &why, &timeout);
 	if (r < 0)
 		return r;
+	if (with_options) {
+		struct lock_options o = { .error = error };
+
+		r = bus_dict_walk(m, lock_option, &o);
+		if (r < 0)
+			return r;
+		lid = o.lid;
+	}
 	r = validate_name(name, error);
 	if (r < 0)
 		return r;
@@ -274,7 +313,9 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 		 * Without polkit only the admin's choice keeps the machine
 		 * awake: root, and the group [WakeLocks] Group= names.
 		 */
-		r = polkit_verify(&b->polkit, m, uid, "org.autosleep1.acquire-wake-lock",
+		r = polkit_verify(&b->polkit, m, uid,
+				  lid && !uid_is_system(uid) ? "org.autosleep1.acquire-wake-lock-lid-closed"
+							      : "org.autosleep1.acquire-wake-lock",
 				  peers_in_group(b->peers, m, mgr->wake_lock_gid), error);
 		if (r == 0)
 			peers_wait(b->peers, m);
@@ -295,7 +336,7 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 	client_fd = p[1];
 	b->acquiring = true;
 	r = manager_acquire(mgr, &(struct lease_spec){ .name = name, .owner = sd_bus_message_get_sender(m), .why = why,
-						     .uid = uid, .pid = pid,
+						     .uid = uid, .pid = pid, .lid = lid,
 						     .deadline = manager_deadline(timeout) },
 			    &x);
 	b->acquiring = false;
@@ -321,6 +362,16 @@ static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_er
 		return r;
 	}
 	return 1;
+}
+
+static int method_acquire_wake_lock(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return acquire_wake_lock(m, userdata, false, error);
+}
+
+static int method_acquire_wake_lock_with_options(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return acquire_wake_lock(m, userdata, true, error);
 }
 
 static int method_release_wake_lock(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -788,6 +839,9 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("TimerHolds", "a(ssst)", property_get_timer_holds, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLock", SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec),
 				SD_BUS_RESULT("h", fd), method_acquire_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("AcquireWakeLockWithOptions",
+				SD_BUS_ARGS("s", name, "s", why, "t", timeout_usec, "a{sv}", options), SD_BUS_RESULT("h", fd),
+				method_acquire_wake_lock_with_options, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReleaseWakeLock", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
 				method_release_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ListWakeLocks", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssuutt)", locks),
@@ -916,8 +970,14 @@ int bus_start(struct bus *b, unsigned max_locks, const char *store_dir, struct f
 		r = sd_event_source_set_enabled(b->changed_source, SD_EVENT_OFF);
 	if (r >= 0)
 		r = peers_new(b->bus, &b->peers);
-	if (r >= 0)
-		r = lease_store_new(store_dir, &b->store);
+	if (r >= 0) {
+		char id_text[SD_ID128_STRING_MAX];
+		sd_id128_t id;
+
+		/* Without the bus's ID, records carry none, and restored owners are kept as they are. */
+		r = lease_store_new(store_dir, sd_bus_get_bus_id(b->bus, &id) >= 0 ? sd_id128_to_string(id, id_text) : NULL,
+				    &b->store);
+	}
 	if (r >= 0)
 		r = leases_observe(&m->leases, on_lease_event, b);
 	if (r < 0)

@@ -19,12 +19,20 @@
 /* A record is a handful of short lines; anything bigger is not ours. */
 #define RECORD_MAX 2048
 
+#define BUS_ID_LEN 32
+
 struct lease_store {
 	char *dir;
 	int dir_fd;
+	char bus_id[BUS_ID_LEN + 1]; /* "" when unknown */
 };
 
-int lease_store_new(const char *dir, struct lease_store **ret)
+static bool bus_id_valid(const char *id)
+{
+	return strlen(id) == BUS_ID_LEN && strspn(id, "0123456789abcdef") == BUS_ID_LEN;
+}
+
+int lease_store_new(const char *dir, const char *bus_id, struct lease_store **ret)
 {
 	struct lease_store *s;
 
@@ -32,6 +40,8 @@ int lease_store_new(const char *dir, struct lease_store **ret)
 	if (!s)
 		return -ENOMEM;
 	s->dir_fd = -EBADF;
+	if (bus_id && bus_id_valid(bus_id))
+		snprintf(s->bus_id, sizeof(s->bus_id), "%s", bus_id);
 	if (dir && fdstore_available()) {
 		/* A store we cannot use is no reason to refuse wake locks: they just end with us. */
 		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -79,9 +89,10 @@ int lease_store_save(struct lease_store *s, const struct lease *x, int fd)
 		return 0;
 	n = snprintf(rec, sizeof(rec),
 		     "id=%" PRIu64 "\nname=%s\nowner=%s\nwhy=%s\nuid=%u\npid=%d\nsince=%" PRIu64 "\n"
-		     "since_realtime=%" PRIu64 "\ndeadline=%" PRIu64 "\n",
+		     "since_realtime=%" PRIu64 "\ndeadline=%" PRIu64 "\nlid=%d\n%s%s%s",
 		     x->id, x->name, x->owner, x->why, (unsigned)x->uid, (int)x->pid, (uint64_t)x->since,
-		     (uint64_t)x->since_realtime, (uint64_t)x->deadline);
+		     (uint64_t)x->since_realtime, (uint64_t)x->deadline, x->lid, s->bus_id[0] ? "bus=" : "", s->bus_id,
+		     s->bus_id[0] ? "\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(rec))
 		return -E2BIG;
 	/*
@@ -126,8 +137,9 @@ static int parse_u64(const char *v, uint64_t *ret)
 	return sysfs_parse_u64(v, strlen(v), ret);
 }
 
-int lease_record_parse(char *buf, struct lease_spec *ret)
+int lease_record_parse(char *buf, struct lease_spec *ret, const char **ret_bus)
 {
+	const char *bus = NULL;
 	struct lease_spec spec = { .deadline = USEC_INFINITY };
 	char problem[160], *saveptr = NULL, *line;
 	unsigned seen = 0;
@@ -140,6 +152,12 @@ int lease_record_parse(char *buf, struct lease_spec *ret)
 			return -EBADMSG;
 		*eq = 0;
 		val = eq + 1;
+		if (strcmp(line, "bus") == 0) {
+			if (!bus_id_valid(val))
+				return -EBADMSG;
+			bus = val;
+			continue;
+		}
 		if (strcmp(line, "name") == 0 || strcmp(line, "owner") == 0 || strcmp(line, "why") == 0) {
 			if (strcmp(line, "name") == 0) {
 				if (wake_lock_name_check(val, problem, sizeof(problem)) < 0)
@@ -170,6 +188,9 @@ int lease_record_parse(char *buf, struct lease_spec *ret)
 			spec.since_realtime = v;
 		else if (strcmp(line, "deadline") == 0)
 			spec.deadline = v;
+		/* Absent in records of 0.1: those were taken without LidClosed. */
+		else if (strcmp(line, "lid") == 0 && v <= 1)
+			spec.lid = v;
 		else
 			return -EBADMSG;
 		if (strcmp(line, "id") == 0)
@@ -179,6 +200,8 @@ int lease_record_parse(char *buf, struct lease_spec *ret)
 	if (seen != 0xf)
 		return -EBADMSG;
 	*ret = spec;
+	if (ret_bus)
+		*ret_bus = bus;
 	return 0;
 }
 
@@ -219,6 +242,7 @@ int lease_store_restore(struct lease_store *s, struct fdstore *fds, lease_store_
 		return negative_errno();
 	while ((de = readdir(d))) {
 		struct lease_spec spec;
+		const char *bus;
 		char name[32];
 		uint64_t id;
 		int fd, r;
@@ -232,7 +256,7 @@ int lease_store_restore(struct lease_store *s, struct fdstore *fds, lease_store_
 		if (r >= 0)
 			r = read_record(s, de->d_name, buf, RECORD_MAX);
 		if (r >= 0)
-			r = lease_record_parse(buf, &spec);
+			r = lease_record_parse(buf, &spec, &bus);
 		if (r >= 0 && spec.id != id)
 			r = -EBADMSG;
 		if (r < 0) {
@@ -247,6 +271,11 @@ int lease_store_restore(struct lease_store *s, struct fdstore *fds, lease_store_
 			log_debug("Lease %" PRIu64 " '%s' ended while the daemon was down", id, spec.name);
 			(void)unlinkat(s->dir_fd, de->d_name, 0);
 			continue;
+		}
+		if (bus && s->bus_id[0] && strcmp(bus, s->bus_id) != 0) {
+			log_notice("Wake lock '%s' of %s was taken on an earlier D-Bus system bus, whose unique names are "
+				   "handed out again: it holds, and only its fd ends it now", spec.name, spec.owner);
+			spec.owner = "";
 		}
 		r = fn(&spec, fd, userdata);
 		if (r < 0) {

@@ -17,8 +17,14 @@ struct fdstore;
  */
 struct lease_store;
 
-/* dir NULL, or no service manager to store fds: a store that keeps nothing. */
-int lease_store_new(const char *dir, struct lease_store **ret);
+/*
+ * dir NULL, or no service manager to store fds: a store that keeps nothing.
+ * bus_id: the bus's ID (sd_bus_get_bus_id()) as 32 hex digits, or NULL. A
+ * dbus-daemon that restarted hands its unique names out again from :1.0, so
+ * a record from another bus keeps its lease but not its owner: a stranger
+ * given that name now must not be able to release it.
+ */
+int lease_store_new(const char *dir, const char *bus_id, struct lease_store **ret);
 struct lease_store *lease_store_free(struct lease_store *s);
 bool lease_store_enabled(const struct lease_store *s);
 
@@ -34,5 +40,8 @@ typedef int (*lease_store_restore_fn)(const struct lease_spec *spec, int fd, voi
 /* Pair every stored "lease-<id>" fd with its record; forget the halves without a match. Returns how many. */
 int lease_store_restore(struct lease_store *s, struct fdstore *fds, lease_store_restore_fn fn, void *userdata);
 
-/* Parse one record; exposed for tests. Strings point into buf, which is modified. */
-int lease_record_parse(char *buf, struct lease_spec *ret);
+/*
+ * Parse one record; exposed for tests. Strings point into buf, which is
+ * modified. ret_bus: the bus it was taken on, or NULL in a record of 0.1.
+ */
+int lease_record_parse(char *buf, struct lease_spec *ret, const char **ret_bus);

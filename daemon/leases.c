@@ -8,6 +8,7 @@
 
 #include "leases.h"
 #include "macro.h"
+#include "system-uid.h"
 
 void leases_init(struct leases *l)
 {
@@ -245,6 +246,7 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 {
 	struct lease *x;
 	struct lease_stats *s;
+	bool was;
 
 	x = calloc(1, sizeof(*x));
 	if (!x)
@@ -277,6 +279,7 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 	}
 	x->uid = spec->uid;
 	x->own = spec->own;
+	x->lid = spec->own || spec->lid || uid_is_system(spec->uid);
 	x->pid = spec->pid;
 	x->since = spec->since ? spec->since : l->now(CLOCK_BOOTTIME);
 	x->since_realtime = spec->since_realtime ? spec->since_realtime : l->now(CLOCK_REALTIME);
@@ -288,7 +291,9 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 	else
 		l->head = x;
 	l->tail = x;
+	was = leases_holding(l);
 	l->n++;
+	l->n_lid += x->lid;
 
 	x->stats = s;
 	if (s->active++ == 0)
@@ -297,7 +302,7 @@ int leases_acquire_spec(struct leases *l, const struct lease_spec *spec, struct 
 	s->last_change = l->now(CLOCK_REALTIME);
 
 	/* Held first: the machine is kept awake before anyone hears of the lease. */
-	if (l->n == 1)
+	if (!was && leases_holding(l))
 		notify(l, LEASE_HELD, x, NULL);
 	notify(l, LEASE_ACQUIRED, x, NULL);
 	if (ret)
@@ -339,6 +344,7 @@ unsigned leases_count_uid(struct leases *l, uid_t uid)
 void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 {
 	struct lease_stats *s;
+	bool was = leases_holding(l);
 	usec_t held;
 
 	notify(l, LEASE_RELEASED, x, reason);
@@ -351,6 +357,7 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 	else
 		l->tail = x->prev;
 	l->n--;
+	l->n_lid -= x->lid;
 
 	if (!x->own)
 		uid_uncount(l, x->uid);
@@ -362,9 +369,26 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 	if (held > s->max)
 		s->max = held;
 	s->last_change = l->now(CLOCK_REALTIME);
-	if (l->n == 0)
+	if (was && !leases_holding(l))
 		notify_reverse(l, LEASE_UNHELD, x, reason);
 	lease_free(x);
+}
+
+bool leases_holding(const struct leases *l)
+{
+	return (l->lid_closed ? l->n_lid : l->n) > 0;
+}
+
+void leases_set_lid_closed(struct leases *l, bool closed)
+{
+	bool was = leases_holding(l);
+
+	l->lid_closed = closed;
+	/* Announced with the first lease: a HELD or UNHELD needs one, and there is one whenever this changes. */
+	if (was && !leases_holding(l))
+		notify_reverse(l, LEASE_UNHELD, l->head, "lid closed");
+	else if (!was && leases_holding(l))
+		notify(l, LEASE_HELD, l->head, NULL);
 }
 
 int leases_release(struct leases *l, uint64_t id, const char *reason)

@@ -23,6 +23,7 @@ struct lease {
 	char *why;
 	uid_t uid;
 	bool own;              /* the daemon's own hold: counts against nobody's MaxPerUser */
+	bool lid;              /* holds with the lid closed too (see leases_set_lid_closed()) */
 	pid_t pid;
 	usec_t since;          /* CLOCK_BOOTTIME */
 	usec_t since_realtime; /* for display */
@@ -39,6 +40,7 @@ struct lease_spec {
 	const char *why;
 	uid_t uid;
 	bool own;              /* the daemon's own hold (input, logind, sessions, start-up): no quota */
+	bool lid;              /* asked to hold with the lid closed too (LidClosed) */
 	pid_t pid;
 	usec_t deadline;       /* CLOCK_BOOTTIME, USEC_INFINITY for none */
 	uint64_t id;           /* 0: the next free id */
@@ -97,6 +99,8 @@ struct leases_uid {
 struct leases {
 	struct lease *head, *tail;
 	unsigned n;
+	unsigned n_lid;  /* of them, those that hold with the lid closed */
+	bool lid_closed; /* only those hold now */
 	uint64_t next_id;
 	struct lease_stats *stats; /* most recently changed first */
 	struct lease_stats *idle_head, *idle_tail;
@@ -133,6 +137,21 @@ void leases_release_lease(struct leases *l, struct lease *x, const char *reason)
 struct lease *leases_find(struct leases *l, uint64_t id);
 /* D-Bus wake locks of uid, for MaxPerUser: the daemon's own holds are not counted. */
 unsigned leases_count_uid(struct leases *l, uid_t uid);
+
+/*
+ * Whether the leases hold the machine awake: any lease, or while the lid is
+ * closed only those with lid set. LEASE_HELD and LEASE_UNHELD follow this.
+ */
+bool leases_holding(const struct leases *l);
+
+/*
+ * The lid closed (a person left) or opened. A closed lid leaves holding
+ * only the daemon's own leases (which follow the lid themselves), a system
+ * user's (a service's work goes on) and those taken with LidClosed; every
+ * other person's lock waits for the lid to open. Announces LEASE_UNHELD or
+ * LEASE_HELD when that changes whether the leases hold.
+ */
+void leases_set_lid_closed(struct leases *l, bool closed);
 
 /* Release every lease whose deadline passed; returns the next deadline or USEC_INFINITY. */
 usec_t leases_expire(struct leases *l);

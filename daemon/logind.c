@@ -12,6 +12,7 @@
 #include "logind.h"
 #include "macro.h"
 #include "manager.h"
+#include "system-uid.h"
 
 #define LOGIND_NAME "org.freedesktop.login1"
 #define LOGIND_PATH "/org/freedesktop/login1"
@@ -33,6 +34,14 @@ struct logind {
 	sd_bus_slot *props_slot;
 	sd_bus_slot *owner_slot;
 	sd_bus_slot *list_slot;
+	/*
+	 * logind's last ListInhibitors answer, by what each inhibitor does to
+	 * us: how many, and the first one's description. Kept, so that the lid
+	 * closing or opening decides again at once, with no round trip.
+	 */
+	unsigned n_hold[_INHIBITOR_HOLD_MAX];
+	char desc[_INHIBITOR_HOLD_MAX][256];
+	unsigned lid_ignored; /* how many the closed lid overrides, as last logged */
 };
 
 /* Whether the colon-separated list what names word. */
@@ -52,12 +61,56 @@ static bool what_has(const char *what, const char *word)
 	return false;
 }
 
-bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, unsigned self)
+enum inhibitor_hold logind_inhibitor_hold(const char *what, const char *mode, unsigned uid, unsigned pid,
+					  unsigned self)
 {
 	/* Our own inhibitor must not keep us awake, or our locks would never end. */
 	if (strcmp(mode, "block") != 0 || pid == self)
-		return false;
-	return what_has(what, "sleep") || what_has(what, "idle");
+		return INHIBITOR_HOLDS_NOT;
+	/*
+	 * logind lets system services take a block sleep inhibitor; a user needs
+	 * polkit's inhibit-block-sleep, which an inactive session has by
+	 * default. Idle is anyone's for the asking, and means someone watches
+	 * the screen: nobody does with the lid closed.
+	 */
+	if (what_has(what, "sleep") && uid_is_system(uid))
+		return INHIBITOR_HOLDS;
+	if (what_has(what, "sleep") || what_has(what, "idle"))
+		return INHIBITOR_HOLDS_LID_OPEN;
+	return INHIBITOR_HOLDS_NOT;
+}
+
+/* Hold for the inhibitors that hold now: all of them with the lid open, a system service's sleep with it closed. */
+static void logind_apply_inhibitors(struct logind *l)
+{
+	bool lid_closed = l->manager->lid_away;
+	unsigned always = l->n_hold[INHIBITOR_HOLDS], lid_open = l->n_hold[INHIBITOR_HOLDS_LID_OPEN];
+	unsigned n = always + (lid_closed ? 0 : lid_open);
+	char desc[300];
+
+	if (!l->honor)
+		return;
+	if (lid_closed && lid_open != l->lid_ignored && lid_open > 0)
+		log_info("Lid closed: not staying awake for %u logind inhibitor%s of idle, or of a user's sleep (%s)",
+			 lid_open, lid_open == 1 ? "" : "s", l->desc[INHIBITOR_HOLDS_LID_OPEN]);
+	l->lid_ignored = lid_closed ? lid_open : 0;
+	if (n == 0) {
+		manager_set_logind_block(l->manager, false, NULL);
+		return;
+	}
+	snprintf(desc, sizeof(desc), "%s", l->desc[always > 0 ? INHIBITOR_HOLDS : INHIBITOR_HOLDS_LID_OPEN]);
+	if (n > 1) {
+		size_t len = strlen(desc);
+
+		snprintf(desc + len, sizeof(desc) - len, " and %u more", n - 1);
+	}
+	manager_set_logind_block(l->manager, true, desc);
+}
+
+void logind_lid_changed(struct logind *l)
+{
+	if (l)
+		logind_apply_inhibitors(l);
 }
 
 bool logind_inhibitor_takes_lid(const char *what, const char *mode, unsigned pid, unsigned self)
@@ -180,8 +233,9 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 {
 	struct logind *l = userdata;
 	const char *what, *who, *why, *mode;
-	char desc[256] = "", lid_other[160] = "", ewho[80], ewhat[40], ewhy[160];
-	unsigned blocking = 0;
+	char lid_other[160] = "", ewho[80], ewhat[40], ewhy[160];
+	unsigned n_hold[_INHIBITOR_HOLD_MAX] = {};
+	char desc[_INHIBITOR_HOLD_MAX][256] = {};
 	uint32_t uid, pid;
 	int r;
 
@@ -189,38 +243,36 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 	l->list_slot = sd_bus_slot_unref(l->list_slot);
 	if (sd_bus_message_is_method_error(reply, NULL)) {
 		/* logind gone: nothing of its can hold us any more. */
-		if (l->honor)
-			manager_set_logind_block(l->manager, false, NULL);
+		memset(l->n_hold, 0, sizeof(l->n_hold));
+		logind_apply_inhibitors(l);
 		return 0;
 	}
 	r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
 	if (r < 0)
 		goto fail;
 	while ((r = sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0) {
+		enum inhibitor_hold h;
+
 		if (!lid_other[0] && logind_inhibitor_takes_lid(what, mode, pid, (unsigned)getpid()))
 			snprintf(lid_other, sizeof(lid_other), "%s (pid %u)",
 				 escape_untrusted(ewho, sizeof(ewho), who), (unsigned)pid);
-		if (!l->honor || !logind_inhibitor_blocks(what, mode, pid, (unsigned)getpid()))
+		h = logind_inhibitor_hold(what, mode, uid, pid, (unsigned)getpid());
+		if (h == INHIBITOR_HOLDS_NOT || n_hold[h]++ > 0)
 			continue;
-		if (blocking++ == 0)
-			/*
-			 * Any user may take an inhibitor and name it as they
-			 * like; desc becomes a lease's why, shown on the bus
-			 * and in the journal, so it holds no control character.
-			 */
-			snprintf(desc, sizeof(desc), "logind inhibitor by %s (%s): %s",
-				 escape_untrusted(ewho, sizeof(ewho), who), escape_untrusted(ewhat, sizeof(ewhat), what),
-				 escape_untrusted(ewhy, sizeof(ewhy), why));
+		/*
+		 * Any user may take an inhibitor and name it as they like; desc
+		 * becomes a lease's why, shown on the bus and in the journal, so
+		 * it holds no control character.
+		 */
+		snprintf(desc[h], sizeof(desc[h]), "logind inhibitor by %s (%s, uid %u): %s",
+			 escape_untrusted(ewho, sizeof(ewho), who), escape_untrusted(ewhat, sizeof(ewhat), what),
+			 (unsigned)uid, escape_untrusted(ewhy, sizeof(ewhy), why));
 	}
 	if (r < 0)
 		goto fail;
-	if (blocking > 1) {
-		size_t n = strlen(desc);
-
-		snprintf(desc + n, sizeof(desc) - n, " and %u more", blocking - 1);
-	}
-	if (l->honor)
-		manager_set_logind_block(l->manager, blocking > 0, desc);
+	memcpy(l->n_hold, n_hold, sizeof(l->n_hold));
+	memcpy(l->desc, desc, sizeof(l->desc));
+	logind_apply_inhibitors(l);
 	logind_claim_lid(l, lid_other[0] ? lid_other : NULL);
 	return 0;
 fail:

@@ -15,6 +15,12 @@ struct logind;
  * through manager_set_logind_block(). Optionally we hold our own "sleep"
  * inhibitor while our wake locks are held, so "systemctl suspend" from
  * elsewhere respects them.
+ *
+ * A closed lid that is ours to handle overrides most of them, as logind's
+ * own LidSwitchIgnoreInhibited=yes does: logind grants idle inhibitors to any
+ * user, remote ones too, so one "systemd-inhibit --what=idle" over SSH would
+ * otherwise keep a laptop in a bag awake. Only a system service's "sleep"
+ * inhibitor (a firmware flash, a backup) still holds with the lid closed.
  */
 int logind_new(struct manager *m, sd_bus *bus, bool honor, bool hold, bool handle_lid, struct logind **ret);
 struct logind *logind_free(struct logind *l);
@@ -39,6 +45,19 @@ void logind_query_docked(struct logind *l);
 #define LOGIND_DOCKED_RECHECK (10 * USEC_PER_SEC)
 void logind_watch_docked(struct logind *l, bool on);
 
+/* The lid closed or opened, or changed hands: which inhibitors hold now. */
+void logind_lid_changed(struct logind *l);
+
+/* What one of logind's inhibitors does to us. */
+enum inhibitor_hold {
+	INHIBITOR_HOLDS_NOT,      /* delay mode, another what, or ours */
+	INHIBITOR_HOLDS_LID_OPEN, /* idle, or a user's sleep: not with the lid closed */
+	INHIBITOR_HOLDS,          /* a system service's sleep: with the lid closed too */
+	_INHIBITOR_HOLD_MAX,
+	_INHIBITOR_HOLD_INVALID = -22,
+};
+
 /* Parse one ListInhibitors() entry; exposed for tests. */
-bool logind_inhibitor_blocks(const char *what, const char *mode, unsigned pid, unsigned self);
+enum inhibitor_hold logind_inhibitor_hold(const char *what, const char *mode, unsigned uid, unsigned pid,
+					  unsigned self);
 bool logind_inhibitor_takes_lid(const char *what, const char *mode, unsigned pid, unsigned self);

@@ -135,7 +135,6 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 	struct manager *m = userdata;
 	int r;
 
-	(void)l;
 	switch (ev) {
 	case LEASE_HELD:
 		/* Kernel lock first, so a suspend already past our gate is aborted by the kernel. */
@@ -174,6 +173,9 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 		break;
 	case LEASE_ACQUIRED:
 		log_debug("Lease %" PRIu64 " '%s' acquired by %s: %s", x->id, x->name, strna(x->owner), strna(x->why));
+		if (l->lid_closed && !x->lid)
+			log_info("Wake lock '%s' of uid %u waits for the lid to open: taken without LidClosed", x->name,
+				 (unsigned)x->uid);
 		manager_count_changed(m);
 		if (x->deadline < m->deadline_armed)
 			manager_arm_deadline(m, NULL);
@@ -565,6 +567,27 @@ void manager_lock_done(struct manager *m, enum lock_step result)
 	suspender_set_prepare(m->suspender, false);
 }
 
+/*
+ * The lid closed (lid_away) or opened: which holds still hold. logind's
+ * inhibitors decide for themselves (logind.c); of the wake locks, a
+ * person's waits for the lid to open unless taken with LidClosed.
+ */
+static void manager_lid_holds(struct manager *m)
+{
+	const struct lease *first = NULL;
+	unsigned n = 0;
+
+	logind_lid_changed(m->logind);
+	for (const struct lease *x = m->leases.head; m->lid_away && x; x = x->next)
+		if (!x->lid && n++ == 0)
+			first = x;
+	if (first)
+		log_info("Lid closed: %u wake lock%s of users wait%s for the lid to open (first '%s' of uid %u: %s); "
+			 "one taken with LidClosed would hold", n, n == 1 ? "" : "s", n == 1 ? "s" : "", first->name,
+			 (unsigned)first->uid, first->why);
+	leases_set_lid_closed(&m->leases, m->lid_away);
+}
+
 void manager_set_lid_handler(struct manager *m, const char *other)
 {
 	char *copy = NULL;
@@ -577,6 +600,7 @@ void manager_set_lid_handler(struct manager *m, const char *other)
 	if (other && m->lid_away) {
 		m->lid_away = false;
 		sessions_refresh(m->sessions);
+		manager_lid_holds(m);
 		bus_emit_changed(m->bus, "Away");
 	}
 	bus_emit_changed(m->bus, "LidHandler");
@@ -623,7 +647,9 @@ void manager_lid_docked(struct manager *m, bool docked)
 	else
 		log_info("Lid closed: the user is gone; locking, and suspending as soon as no wake lock holds");
 	m->lid_away = true;
+	/* Locking is owed first: what the lid lets go of may let the suspend start at once. */
 	manager_went_away(m);
+	manager_lid_holds(m);
 }
 
 void manager_lid_switch(struct manager *m, bool closed)
@@ -644,6 +670,7 @@ void manager_lid_switch(struct manager *m, bool closed)
 		bus_emit_changed(m->bus, "Away");
 		activity_present(m->activity);
 		sessions_refresh(m->sessions);
+		manager_lid_holds(m);
 		return;
 	}
 	if (m->lid_handler) {
@@ -1119,10 +1146,10 @@ int manager_startup(struct manager *m)
 
 	/* Whatever an earlier instance held and nobody holds any more goes now. */
 	if (m->kernel_wakelocks) {
-		r = wakelock_remove_stale(m->config.wake_lock_name, m->leases.n > 0);
+		r = wakelock_remove_stale(m->config.wake_lock_name, leases_holding(&m->leases));
 		if (r < 0)
 			log_warning_errno(r, "Failed to list kernel wake locks: %m, ignoring");
-	} else if (m->leases.n == 0) {
+	} else if (!leases_holding(&m->leases)) {
 		(void)kernel_lock_release(m->kernel_lock);
 	}
 

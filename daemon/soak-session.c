@@ -104,7 +104,7 @@ static void force_release(struct manager *m, bool release)
 {
 	int r;
 
-	if (m->leases.n == 0)
+	if (!leases_holding(&m->leases))
 		return;
 	r = release ? kernel_lock_release(m->kernel_lock) : kernel_lock_hold(m->kernel_lock);
 	if (r < 0)
@@ -162,7 +162,7 @@ int soak_session_cycle(struct manager *m, sd_bus_message *call, const struct soa
 
 void soak_session_finished(struct manager *m, const struct soak_record *rec)
 {
-	if (m->soak_forced && m->leases.n > 0)
+	if (m->soak_forced && leases_holding(&m->leases))
 		force_release(m, false);
 	m->soak_forced = false;
 	log_info("Soak cycle: %s, slept %" PRIu64 " ms, woken by %s%s%s", soak_result_to_string(rec->result),

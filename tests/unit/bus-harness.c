@@ -78,7 +78,7 @@ static pid_t spawn(const struct harness *h, const char *const argv[], const char
 
 int harness_bus_start(struct harness *h, const char *fixture, const char *extra)
 {
-	char path[512], conf[4096], log[512];
+	char conf[4096];
 	const char *units = getenv("UNITS_DIR");
 
 	*h = (struct harness){};
@@ -101,6 +101,21 @@ int harness_bus_start(struct harness *h, const char *fixture, const char *extra)
 		 "</policy>\n<include>%s/org.autosleep1.conf</include>%s</busconfig>\n",
 		 h->address, units, extra ? extra : "");
 	fixture_write(h->dir, "bus.conf", conf);
+	return harness_bus_restart(h);
+}
+
+int harness_bus_restart(struct harness *h)
+{
+	char path[512], log[512];
+
+	if (h->bus_pid > 0) {
+		kill(h->bus_pid, SIGKILL);
+		waitpid(h->bus_pid, NULL, 0);
+		h->bus_pid = 0;
+	}
+	/* A killed dbus-daemon leaves its socket; the new one binds the same path. */
+	snprintf(path, sizeof(path), "%s/bus", h->dir);
+	(void)unlink(path);
 	snprintf(path, sizeof(path), "%s/bus.conf", h->dir);
 	snprintf(log, sizeof(log), "%s/dbus.log", h->dir);
 	h->bus_pid = spawn(h, (const char *const[]){ "/usr/bin/dbus-daemon", "--nofork", "--nopidfile", "--config-file", path, NULL },

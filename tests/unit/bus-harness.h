@@ -24,6 +24,8 @@ struct harness {
 
 /* Start dbus-daemon; extra is more busconfig XML (limits, policies). */
 int harness_bus_start(struct harness *h, const char *fixture, const char *extra);
+/* Kill dbus-daemon (if running) and start a new one on the same address: new bus ID, unique names from :1.0 again. */
+int harness_bus_restart(struct harness *h);
 
 struct harness_daemon_opts {
 	const char *config;     /* file contents */

@@ -51,7 +51,7 @@ static int method_list_inhibitors(sd_bus_message *m, void *userdata, sd_bus_erro
 	for (unsigned i = 0; r >= 0 && i < f->n_inhibitors; i++)
 		r = sd_bus_message_append(reply, "(ssssuu)", f->inhibitors[i].what, f->inhibitors[i].who,
 					  f->inhibitors[i].why,
-					  f->inhibitors[i].mode, 0, f->inhibitors[i].pid);
+					  f->inhibitors[i].mode, f->inhibitors[i].uid, f->inhibitors[i].pid);
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	if (r >= 0)
@@ -90,6 +90,7 @@ static int method_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *error
 	snprintf(x->who, sizeof(x->who), "%s", who);
 	snprintf(x->why, sizeof(x->why), "%s", why);
 	snprintf(x->mode, sizeof(x->mode), "%s", mode);
+	x->uid = 0;
 	x->pid = (uint32_t)pid;
 	x->fd = p[0];
 	r = sd_bus_reply_method_return(m, "h", p[1]);
@@ -124,6 +125,24 @@ void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const ch
 void fake_login1_add_inhibitor_why(struct fake_login1 *f, const char *what, const char *who, const char *why,
 				   uint32_t pid)
 {
+	fake_login1_add_inhibitor_uid(f, what, who, why, 0, pid);
+}
+
+void fake_login1_remove_inhibitor(struct fake_login1 *f, const char *who)
+{
+	for (unsigned i = 0; i < f->n_inhibitors;) {
+		if (f->inhibitors[i].fd < 0 && strcmp(f->inhibitors[i].who, who) == 0) {
+			f->inhibitors[i] = f->inhibitors[--f->n_inhibitors];
+			continue;
+		}
+		i++;
+	}
+	inhibitors_changed(f);
+}
+
+void fake_login1_add_inhibitor_uid(struct fake_login1 *f, const char *what, const char *who, const char *why,
+				   uint32_t uid, uint32_t pid)
+{
 	struct fake_inhibitor *x;
 
 	if (f->n_inhibitors >= FAKE_LOGIN1_INHIBITORS_MAX)
@@ -133,6 +152,7 @@ void fake_login1_add_inhibitor_why(struct fake_login1 *f, const char *what, cons
 	snprintf(x->who, sizeof(x->who), "%s", who);
 	snprintf(x->why, sizeof(x->why), "%s", why);
 	snprintf(x->mode, sizeof(x->mode), "block");
+	x->uid = uid;
 	x->pid = pid;
 	x->fd = -1;
 	inhibitors_changed(f);

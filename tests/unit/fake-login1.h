@@ -37,6 +37,7 @@ struct fake_inhibitor {
 	char who[32];
 	char why[64];
 	char mode[8];
+	uint32_t uid;
 	uint32_t pid;
 	int fd;             /* our end of a taker's fd (Inhibit), -1 for ones the test added */
 };
@@ -105,5 +106,10 @@ void fake_login1_add_inhibitor(struct fake_login1 *f, const char *what, const ch
 /* The same with a why: logind takes any string from any user. */
 void fake_login1_add_inhibitor_why(struct fake_login1 *f, const char *what, const char *who, const char *why,
 				   uint32_t pid);
+/* The same, taken by uid (logind reports its taker's). */
+void fake_login1_add_inhibitor_uid(struct fake_login1 *f, const char *what, const char *who, const char *why,
+				   uint32_t uid, uint32_t pid);
+/* Its taker let go of every inhibitor named who, as logind announces it. */
+void fake_login1_remove_inhibitor(struct fake_login1 *f, const char *who);
 /* Drop inhibitors whose taker closed its fd, as logind does; how many are left with what. */
 unsigned fake_login1_count_inhibitors(struct fake_login1 *f, const char *what);

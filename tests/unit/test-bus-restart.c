@@ -512,6 +512,72 @@ static void test_no_suspend_before_logind_answers(void **state)
 	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
 }
 
+#define STRANGERS_MAX 64
+
+/*
+ * dbus-daemon restarts (a crash, an upgrade): it hands its unique names
+ * out again from :1.0, and the daemon restarts with it. The restored lock
+ * holds, but a stranger given its old owner's name cannot release it.
+ */
+static void test_bus_restart_forgets_owners(void **state)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus *client, *others[16], *strangers[STRANGERS_MAX];
+	struct lock_info a1, a2;
+	const char *unique = NULL;
+	int fa, status, n, r;
+	pid_t pid;
+
+	pid = start_daemon("owners1.log", false);
+	assert_true(pid > 0);
+	/* Other clients first: the owner's name is one the next bus will hand out again, after its own start-up. */
+	for (unsigned i = 0; i < ELEMENTSOF(others); i++)
+		assert_int_equal(harness_open_client(&h, &others[i]), 0);
+	assert_int_equal(harness_open_client(&h, &client), 0);
+	assert_int_equal(take(client, "victim", 0, &fa, "owners1.log"), 1);
+	a1 = find_lock(client, "victim");
+	fake_systemd_pump(&sd, 200);
+	assert_true(fake_systemd_stored(&sd, "lease-"));
+	fixture_write(h.dir, "sys/power/wake_unlock", "");
+	sd_bus_flush_close_unref(client);
+	for (unsigned i = 0; i < ELEMENTSOF(others); i++)
+		sd_bus_flush_close_unref(others[i]);
+
+	assert_int_equal(harness_bus_restart(&h), 0);
+	status = wait_exit(pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	fake_systemd_pump(&sd, 0);
+	assert_true(start_daemon("owners2.log", true) > 0);
+	for (n = 0; n < STRANGERS_MAX; n++) {
+		assert_int_equal(harness_open_client(&h, &strangers[n]), 0);
+		assert_true(sd_bus_get_unique_name(strangers[n], &unique) >= 0);
+		if (strcmp(unique, a1.owner) == 0)
+			break;
+	}
+	fprintf(stderr, "# the lock's owner was %s; stranger %d of the new bus got the name\n", a1.owner, n);
+	assert_true(n < STRANGERS_MAX);
+	r = sd_bus_call_method(strangers[n], HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "ReleaseWakeLock", &e, NULL, "s",
+			       "victim");
+	if (r >= 0)
+		harness_show_log(&h, "owners2.log");
+	assert_true(r < 0);
+	assert_string_equal(e.name, "org.autosleep1.Error.NoSuchWakeLock");
+	sd_bus_error_free(&e);
+	a2 = find_lock(strangers[n], "victim");
+	assert_int_equal(a2.found, 1);
+	assert_string_equal(a2.owner, "");
+	assert_int_equal(count_in_log("owners2.log", "was taken on an earlier D-Bus system bus"), 1);
+	assert_int_equal(count_in_log("owners2.log", "would write mem to state"), 0);
+	/* Its fd still ends it. */
+	close(fa);
+	for (int i = 0; i < 300 && find_lock(strangers[n], "victim").found; i++)
+		usleep(10000);
+	assert_int_equal(find_lock(strangers[n], "victim").found, 0);
+	for (int i = 0; i <= n && i < STRANGERS_MAX; i++)
+		sd_bus_flush_close_unref(strangers[i]);
+	assert_int_equal(harness_daemon_stop(&h, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +586,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hold_takes_its_lock_again, stop_leftovers),
 		cmocka_unit_test_teardown(test_no_name_keeps_stored_locks, stop_leftovers),
 		cmocka_unit_test_teardown(test_disable_survives_restart, stop_leftovers),
+		cmocka_unit_test_teardown(test_bus_restart_forgets_owners, stop_leftovers),
 		/* Last: it kills the bus. */
 		cmocka_unit_test_teardown(test_losing_the_bus_is_fatal, stop_leftovers),
 	};

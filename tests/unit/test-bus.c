@@ -462,6 +462,82 @@ static void test_bad_names(void **state)
 	assert_int_equal(count_locks(NULL), 0);
 }
 
+/* AcquireWakeLockWithOptions with n options, each key keys[i % n_keys] and a boolean, or a string if as_string. */
+static int acquire_with(const char *name, const char *const *keys, unsigned n_keys, unsigned n, bool as_string,
+			int *ret_fd, sd_bus_error *e)
+{
+	sd_bus_message *m = NULL, *reply = NULL;
+	int r, fd;
+
+	*ret_fd = -1;
+	r = sd_bus_message_new_method_call(bus, &m, NAME, PATH, IFACE, "AcquireWakeLockWithOptions");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "sst", name, "testing options", (uint64_t)0);
+	if (r >= 0)
+		r = sd_bus_message_open_container(m, 'a', "{sv}");
+	for (unsigned i = 0; r >= 0 && i < n; i++)
+		r = as_string ? sd_bus_message_append(m, "{sv}", keys[i % n_keys], "s", "yes")
+			      : sd_bus_message_append(m, "{sv}", keys[i % n_keys], "b", 1);
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	if (r >= 0)
+		r = sd_bus_call(bus, m, 0, e, &reply);
+	if (r >= 0 && sd_bus_message_read(reply, "h", &fd) >= 0)
+		*ret_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	sd_bus_message_unref(reply);
+	sd_bus_message_unref(m);
+	return r;
+}
+
+static void expect_option_refused(const char *const *keys, unsigned n_keys, unsigned n, bool as_string,
+				  const char *needle)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int fd;
+
+	assert_true(acquire_with("refused", keys, n_keys, n, as_string, &fd, &e) < 0);
+	assert_string_equal(e.name, "org.freedesktop.DBus.Error.InvalidArgs");
+	if (!strstr(e.message, needle))
+		fail_msg("expected '%s' in '%s'", needle, e.message);
+	sd_bus_error_free(&e);
+	assert_int_equal(count_locks("refused"), 0);
+}
+
+/*
+ * The options of AcquireWakeLockWithOptions: LidClosed, none at all, or the
+ * same key a thousand times take a lock; an unknown key or a wrong type is
+ * refused by name, also behind a valid one, and takes none.
+ */
+static void test_acquire_with_options(void **state)
+{
+	static const char *const lid[] = { "LidClosed" };
+	static const char *const bad[] = { "LidClosed", "lidclosed" };
+	static const char *const hostile[] = { "x\n<0>forged" };
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int fd;
+
+	(void)state;
+	assert_int_equal(acquire_with("lid-closed", lid, 1, 1, false, &fd, &e), 1);
+	assert_true(fd >= 0);
+	assert_int_equal(count_locks("lid-closed"), 1);
+	close(fd);
+	assert_int_equal(acquire_with("no-options", lid, 1, 0, false, &fd, &e), 1);
+	assert_int_equal(count_locks("no-options"), 1);
+	close(fd);
+	assert_int_equal(acquire_with("repeated", lid, 1, 1000, false, &fd, &e), 1);
+	assert_int_equal(count_locks("repeated"), 1);
+	close(fd);
+	expect_option_refused(bad, 2, 2, false, "Unknown wake lock option 'lidclosed'");
+	expect_option_refused(lid, 1, 1, true, "LidClosed must be a boolean");
+	expect_option_refused(hostile, 1, 1, false, "Unknown wake lock option");
+	/* The fds closed: every lock ends, and the daemon is still there. */
+	for (int i = 0; i < 200 && (count_locks("lid-closed") || count_locks("no-options") || count_locks("repeated"));
+	     i++)
+		usleep(10000);
+	assert_int_equal(count_locks("lid-closed") + count_locks("no-options") + count_locks("repeated"), 0);
+	assert_true(harness_name_has_owner(bus));
+}
+
 static void test_quota(void **state)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -786,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_quota),
 		cmocka_unit_test(test_unprivileged),
 		cmocka_unit_test(test_unprivileged_without_polkit),
+		cmocka_unit_test(test_acquire_with_options),
 		cmocka_unit_test(test_unprivileged_calls_keep_their_order),
 		cmocka_unit_test(test_cycles_signal_and_properties),
 		cmocka_unit_test(test_battery_figures),

@@ -928,6 +928,66 @@ static int scenario_undock(void)
 	return world_stop("scenario undock");
 }
 
+/* The why of the daemon's hold for logind's inhibitors, or "" with none. */
+static const char *logind_hold_why(void)
+{
+	struct lease *x = m->logind_lease ? leases_find(&m->leases, m->logind_lease) : NULL;
+
+	return x ? x->why : "";
+}
+
+/*
+ * A closed lid overrides logind's idle inhibitors and users' sleep ones, as
+ * logind's LidSwitchIgnoreInhibited=yes does; a system service's sleep
+ * inhibitor (a firmware flash) still holds. Anyone may take an idle
+ * inhibitor, over SSH too: without this a laptop in a bag stays awake.
+ */
+static int scenario_lid_inhibitors(void)
+{
+	const usec_t bound = DELAY + LOCK_TIMEOUT + slack;
+	unsigned n;
+	int r;
+
+	r = world_start(4, "sysfs-basic", false, 0);
+	if (r != 0)
+		return r;
+	fake.on_lock = NULL;
+	if (!RUN_UNTIL(!m->lid_handler, 5 * USEC_PER_SEC))
+		fail("lid-inhibitors: the lid inhibitor never came (lid handler %s)", strna(m->lid_handler));
+	event("inhibitors: idle by uid 65534, sleep by uid 1000, sleep by uid 0");
+	fake_login1_add_inhibitor_uid(&fake, "idle", "remote-user", "reading mail over ssh", 65534, 901);
+	fake_login1_add_inhibitor_uid(&fake, "sleep", "user-download", "a download", 1000, 902);
+	fake_login1_add_inhibitor_uid(&fake, "sleep", "fwupd", "flashing firmware", 0, 903);
+	if (!RUN_UNTIL(strstr(logind_hold_why(), "and 2 more"), 5 * USEC_PER_SEC))
+		fail("lid-inhibitors: with the lid open, not held for all three inhibitors (why '%s')", logind_hold_why());
+	event("lid closed, undocked");
+	fake.docked = 0;
+	manager_lid_switch(m, true);
+	if (!RUN_UNTIL(m->lid_away, 5 * USEC_PER_SEC))
+		fail("lid-inhibitors: the closed lid never meant the user is gone");
+	n = suspends();
+	run_for(bound + USEC_PER_SEC);
+	if (suspends() != n)
+		fail("lid-inhibitors: suspended with the lid closed while a system service's sleep inhibitor held");
+	if (!strstr(logind_hold_why(), "fwupd (sleep, uid 0)") || strstr(logind_hold_why(), "more"))
+		fail("lid-inhibitors: with the lid closed the hold is not fwupd's alone (why '%s')", logind_hold_why());
+	event("fwupd lets go");
+	fake_login1_remove_inhibitor(&fake, "fwupd");
+	if (!RUN_UNTIL(suspends() > n, bound + 5 * USEC_PER_SEC))
+		fail("lid-inhibitors: the lid closed, and uid 65534's idle and uid 1000's sleep inhibitors kept the "
+		     "machine awake (hold '%s')", logind_hold_why());
+	else
+		printf("ok - lid-inhibitors: with the lid closed, fwupd's sleep inhibitor held, then uid 65534's idle "
+		       "and uid 1000's sleep did not\n");
+	event("lid open");
+	manager_lid_switch(m, false);
+	if (!RUN_UNTIL(strstr(logind_hold_why(), "and 1 more"), 5 * USEC_PER_SEC))
+		fail("lid-inhibitors: with the lid open again, the two users' inhibitors do not hold (why '%s')",
+		     logind_hold_why());
+	fflush(stdout);
+	return world_stop("scenario lid-inhibitors");
+}
+
 /*
  * The freeze, on purpose: the user moves while the sessions lock, ten times.
  * The step ends, another is owed, and with nothing held the machine must
@@ -1143,6 +1203,12 @@ static int run_lock_step_activity(uint64_t seed, unsigned steps, const char *fix
 	return scenario_lock_step_activity();
 }
 
+static int run_lid_inhibitors(uint64_t seed, unsigned steps, const char *fixture)
+{
+	(void)seed, (void)steps, (void)fixture;
+	return scenario_lid_inhibitors();
+}
+
 static int run_own_sources(uint64_t seed, unsigned steps, const char *fixture)
 {
 	(void)seed, (void)steps, (void)fixture;
@@ -1186,7 +1252,9 @@ int main(void)
 		passed += run_child("scenario own-sources", run_own_sources, 0, 0, NULL, 60 * USEC_PER_SEC * scale);
 		passed += run_child("scenario lock-step-activity", run_lock_step_activity, 0, 0, NULL,
 				    120 * USEC_PER_SEC * scale);
-		bad = 3 - passed;
+		passed += run_child("scenario lid-inhibitors", run_lid_inhibitors, 0, 0, NULL,
+				    60 * USEC_PER_SEC * scale);
+		bad = 4 - passed;
 	}
 	for (unsigned long long seed = first; seed <= last; seed++) {
 		/* Both kinds of kernel lock: wake_lock (the kernel backs out), and the epoll lock (the gate's barrier). */

@@ -3,12 +3,14 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "leases.h"
+#include "system-uid.h"
 
 static usec_t fake_boottime = 1000 * USEC_PER_SEC;
 
@@ -42,8 +44,11 @@ static void on_event(struct leases *l, enum lease_event ev, struct lease *x, con
 	case LEASE_UNHELD:
 		c->changes++;
 		c->held = ev == LEASE_HELD;
-		/* The count already includes the new lease, or no longer the last one. */
-		assert_int_equal(l->n, ev == LEASE_HELD ? 1 : 0);
+		/* The count already includes the new lease, or no longer the last one that holds. */
+		assert_int_equal(leases_holding(l), ev == LEASE_HELD);
+		/* With every lease one that holds with the lid closed too, that is the first or the last. */
+		if (l->n_lid == l->n)
+			assert_int_equal(l->n, ev == LEASE_HELD ? 1 : 0);
 		break;
 	case LEASE_RELEASED:
 		n = strlen(c->released);
@@ -378,10 +383,106 @@ static void test_stats_full_of_active_names(void **state)
 	assert_int_equal(leases_stats_find(&x->l, "n5")->active, 0);
 }
 
+static struct lease *take(struct ctx *c, const char *name, uid_t uid, bool own, bool lid)
+{
+	struct lease *x;
+
+	assert_int_equal(leases_acquire_spec(&c->l, &(struct lease_spec){ .name = name, .owner = ":1.1", .why = name,
+									   .uid = uid, .own = own, .lid = lid,
+									   .deadline = USEC_INFINITY },
+					     &x),
+			 0);
+	return x;
+}
+
+/*
+ * A closed lid: a person's lock (uid past SYSTEM_UID_MAX) waits for the lid
+ * to open unless taken with lid; a system user's, the daemon's own and a
+ * lid lock hold. HELD and UNHELD follow what holds, not what exists.
+ */
+static void test_lid_closed(void **state)
+{
+	struct ctx *c = *state;
+	struct lease *a, *b, *s, *x;
+
+	a = take(c, "alice", 1000, false, false);
+	assert_string_equal(c->events, "HA");
+	assert_false(a->lid);
+	leases_set_lid_closed(&c->l, true);
+	assert_string_equal(c->events, "HAU");
+	assert_false(c->held);
+	/* Closing again changes nothing. */
+	leases_set_lid_closed(&c->l, true);
+	assert_string_equal(c->events, "HAU");
+	b = take(c, "bob", UINT32_MAX - 1, false, false);
+	assert_string_equal(c->events, "HAUA");
+	assert_false(leases_holding(&c->l));
+	assert_int_equal(c->l.n, 2);
+
+	/* The last system uid holds; the first person does not (above). */
+	s = take(c, "service", SYSTEM_UID_MAX, false, false);
+	assert_true(s->lid);
+	assert_string_equal(c->events, "HAUAHA");
+	leases_release_lease(&c->l, s, "released");
+	assert_string_equal(c->events, "HAUAHARU");
+	assert_false(c->held);
+
+	/* LidClosed, and the daemon's own hold on a person's behalf. */
+	x = take(c, "download", 1000, false, true);
+	assert_string_equal(c->events, "HAUAHARUHA");
+	leases_release_lease(&c->l, x, "released");
+	x = take(c, "timer", 1000, true, false);
+	assert_true(x->lid);
+	assert_true(c->held);
+	leases_release_lease(&c->l, x, "released");
+	assert_false(c->held);
+	assert_int_equal(c->changes, 8);
+
+	/* Open: the two people's locks hold again, and end it together. */
+	leases_set_lid_closed(&c->l, false);
+	assert_true(c->held);
+	assert_int_equal(c->changes, 9);
+	leases_set_lid_closed(&c->l, false);
+	assert_int_equal(c->changes, 9);
+	leases_release_lease(&c->l, a, "released");
+	assert_true(c->held);
+	leases_release_lease(&c->l, b, "released");
+	assert_false(c->held);
+	assert_int_equal(c->changes, 10);
+	/* Nothing held: the lid closing or opening announces nothing. */
+	leases_set_lid_closed(&c->l, true);
+	leases_set_lid_closed(&c->l, false);
+	assert_int_equal(c->changes, 10);
+	assert_int_equal(c->l.n_lid, 0);
+}
+
+/* A lid lock that ends while a person's lock waits: unheld once, held again when the lid opens. */
+static void test_lid_lock_ends_while_closed(void **state)
+{
+	struct ctx *c = *state;
+	struct lease *a, *l;
+
+	a = take(c, "alice", 1000, false, false);
+	l = take(c, "download", 1000, false, true);
+	leases_set_lid_closed(&c->l, true);
+	assert_true(c->held);
+	assert_int_equal(c->changes, 1);
+	leases_release_lease(&c->l, l, "closed");
+	assert_false(c->held);
+	assert_int_equal(c->changes, 2);
+	leases_set_lid_closed(&c->l, false);
+	assert_true(c->held);
+	leases_release_lease(&c->l, a, "closed");
+	assert_false(c->held);
+	assert_int_equal(c->changes, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_event_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lid_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lid_lock_ends_while_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observer_limit, setup, teardown),
 		cmocka_unit_test(test_unheld_unwinds_in_reverse),
 		cmocka_unit_test_setup_teardown(test_restore_keeps_id, setup, teardown),

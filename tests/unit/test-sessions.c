@@ -498,13 +498,13 @@ static void test_inhibitor_strings_escaped(void **state)
 	assert_true(PUMP_UNTIL(in_log("Staying awake for logind inhibitor by") >= 1));
 	why = lock_why("logind-inhibitor");
 	assert_non_null(why);
-	assert_string_equal(why, "logind inhibitor by x\\x0a<0>FORGED\\x1b[2J (idle): y\\x0a<0>Disk failing\\xc2\\x9b\\");
+	assert_string_equal(why, "logind inhibitor by x\\x0a<0>FORGED\\x1b[2J (idle, uid 0): y\\x0a<0>Disk failing\\xc2\\x9b\\");
 	free(why);
 	/* Every line the daemon wrote starts with its own "<N>", none with a forged one. */
 	assert_int_equal(in_log("\n<0>"), 0);
 	assert_int_equal(in_log("\x1b"), 0);
 	assert_int_equal(in_log("\xc2\x9b"), 0);
-	assert_true(in_log("by x\\x0a<0>FORGED\\x1b[2J (idle): y\\x0a<0>Disk failing") >= 1);
+	assert_true(in_log("by x\\x0a<0>FORGED\\x1b[2J (idle, uid 0): y\\x0a<0>Disk failing") >= 1);
 }
 
 static int held_index(const char *member, const char *path)

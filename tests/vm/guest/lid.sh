@@ -10,7 +10,15 @@
 #   2. opening the lid gives a full idle period (host-timed);
 #   3. the sleep key suspends at once, like closing the lid;
 #   4. with another holder of handle-lid-switch autosleepd leaves the lid alone;
-#   5. HandleLid=no: the old behaviour, logind handles the lid (an external
+#   5. a closed lid overrides logind's idle inhibitors (anyone's for the
+#      asking: nobody's here, as an SSH user's would be), as logind's
+#      LidSwitchIgnoreInhibited=yes does, but not a system service's sleep
+#      inhibitor (root's here, as fwupd takes while it flashes);
+#   6. a user's wake lock waits for the lid to open (alice, whom a polkit rule
+#      lets take locks, is refused --lid-closed by the shipped defaults), and
+#      one taken with --lid-closed holds (bob, whom a rule grants every
+#      org.autosleep1 action, as the active session's owner has it);
+#   7. HandleLid=no: the old behaviour, logind handles the lid (an external
 #      cycle) and a closed lid does not cut the idle period short.
 set -u
 . /usr/lib/autosleep-vm/lib.sh
@@ -124,7 +132,118 @@ lid open
 kill "$desk"; wait "$desk" 2> /dev/null
 check "autosleepd takes the lid back" wait_until 50 sh -c 'autosleepctl status | grep -q "^Lid: .*handled by autosleepd"'
 
-# --- 5. HandleLid=no: logind's behaviour ---------------------------------------
+# --- 5. inhibitors with the lid closed ------------------------------------------
+sleep 6
+setpriv --reuid=65534 --regid=65534 --clear-groups systemd-inhibit --what=idle --who=remote-user \
+	--why="reading mail over ssh" --mode=block sleep 300 &
+idler=$!
+systemd-inhibit --what=sleep --who=vmtest-flash --why="flashing firmware" --mode=block sleep 300 &
+flasher=$!
+check "with the lid open both inhibitors hold (autosleepctl list)" \
+	wait_until 50 sh -c 'autosleepctl list | grep -q "logind inhibitor by .* and 1 more"'
+autosleepctl list | sed 's/^/# [lid open] /'
+type_on "vmtest external keyboard 4" keyboard
+wait "$typer"
+arm_rtc 60
+guard_start
+mark "hold-start lid-system-sleep-inhibitor"
+release
+lid close
+check "the closed lid overrides nobody's idle inhibitor, and the journal says so" \
+	wait_until 50 sh -c "journalctl -u autosleepd -o cat | grep -q 'Lid closed: not staying awake for 1 logind inhibitor of idle, or of a user.s sleep (logind inhibitor by remote-user (idle, uid 65534)'"
+sleep 5
+mark "hold-end lid-system-sleep-inhibitor"
+check "root's sleep inhibitor keeps the closed lid awake" guard_stop
+check "and is the only hold left" sh -c 'autosleepctl list | grep "logind inhibitor by vmtest-flash (sleep, uid 0)" | grep -vq "more"'
+autosleepctl list | sed 's/^/# [lid closed] /'
+s0=$(stat_ success); f0=$(stat_ fail)
+arm_rtc 8
+mark "release-timed lid-idle-inhibitor"
+kill "$flasher"; wait "$flasher" 2> /dev/null
+check "once it ends, the closed lid suspends despite nobody's idle inhibitor" wait_cycle "$s0" "$f0"
+lid open
+check "with the lid open again, nobody's idle inhibitor holds" \
+	wait_until 50 sh -c 'autosleepctl list | grep -q "logind inhibitor by remote-user (idle, uid 65534)"'
+kill "$idler"; wait "$idler" 2> /dev/null
+check "and is gone with its taker" wait_until 50 sh -c '! autosleepctl list | grep -q "logind inhibitor by"'
+
+# --- 6. wake locks with the lid closed ------------------------------------------
+as() { # as USER CMD...: no PAM, so no logind session: polkit's allow_any
+	local u=$1
+	shift
+	setpriv --reuid="$u" --regid="$u" --init-groups --reset-env -- "$@"
+}
+# as_bg USER CMD...: the same in the background; $! is CMD's own pid (setpriv
+# execs it), so a kill reaches it and not a subshell that waits for it.
+as_bg() {
+	local u=$1
+	shift
+	setpriv --reuid="$u" --regid="$u" --init-groups --reset-env -- "$@" &
+}
+listed() { autosleepctl list | grep -q "^$1 "; }
+for u in alice bob; do id "$u" > /dev/null 2>&1 || useradd -m "$u"; done
+rules=/etc/polkit-1/rules.d/50-autosleep-vmtest-lid.rules
+[ -d /etc/polkit-1/rules.d ] || install -d -m 0755 /etc/polkit-1/rules.d
+cat > "$rules" <<'RULES'
+polkit.addRule(function(action, subject) {
+	if (action.id == "org.autosleep1.acquire-wake-lock" && subject.user == "alice")
+		return polkit.Result.YES;
+	if (action.id.indexOf("org.autosleep1.") == 0 && subject.user == "bob")
+		return polkit.Result.YES;
+});
+RULES
+systemctl restart polkit.service
+pk=$(pkaction --action-id org.autosleep1.acquire-wake-lock-lid-closed --verbose 2>&1)
+echo "$pk" | grep implicit | sed 's/^/# /'
+check "polkit's lid-closed action: the active session yes, inactive and any the admin's password" \
+	sh -c 'printf "%s\n" "$1" | grep -q "implicit any: *auth_admin_keep" &&
+		printf "%s\n" "$1" | grep -q "implicit inactive: *auth_admin_keep" &&
+		printf "%s\n" "$1" | grep -q "implicit active: *yes"' sh "$pk"
+as_bg alice autosleepctl hold --name=alice-build --why="a user's build" -- sleep 300
+alice_job=$!
+check "alice (uid $(id -u alice)) holds a wake lock" wait_until 100 listed alice-build
+out=$(as alice autosleepctl hold --lid-closed --name=alice-lid -- true 2>&1)
+rc=$?
+check "alice may not keep a closed lid awake: AccessDenied naming the lid-closed action (rc $rc: $out)" \
+	sh -c '[ "$1" -ne 0 ] && printf "%s\n" "$2" | grep -q "org.autosleep1.acquire-wake-lock-lid-closed"' sh "$rc" "$out"
+sleep 6
+type_on "vmtest external keyboard 5" keyboard
+wait "$typer"
+s0=$(stat_ success); f0=$(stat_ fail)
+arm_rtc 8
+mark "release-timed lid-user-lock"
+release
+lid close
+check "the closed lid suspends although alice's lock is held" wait_cycle "$s0" "$f0"
+check "and the journal says her lock waits for the lid" \
+	sh -c "journalctl -u autosleepd -o cat | grep -q \"Lid closed: 1 wake lock of users waits for the lid to open (first 'alice-build' of uid $(id -u alice)\""
+check "alice's lock is still listed" listed alice-build
+lid open
+as_bg bob autosleepctl hold --lid-closed --name=bob-download --why="the owner's download, lid closed" -- sleep 300
+bob_job=$!
+check "bob's --lid-closed lock is granted" wait_until 100 listed bob-download
+sleep 6
+type_on "vmtest external keyboard 6" keyboard
+wait "$typer"
+arm_rtc 60
+guard_start
+mark "hold-start lid-closed-lock"
+release
+lid close
+sleep 8
+mark "hold-end lid-closed-lock"
+check "bob's --lid-closed lock keeps the closed lid awake" guard_stop
+s0=$(stat_ success); f0=$(stat_ fail)
+arm_rtc 8
+mark "release-timed lid-closed-lock-ends"
+kill "$bob_job"; wait "$bob_job" 2> /dev/null
+check "once bob's job ends, the closed lid suspends" wait_cycle "$s0" "$f0"
+lid open
+kill "$alice_job"; wait "$alice_job" 2> /dev/null
+rm -f "$rules"
+systemctl restart polkit.service
+
+# --- 7. HandleLid=no: logind's behaviour ---------------------------------------
 mkdir -p "$(dirname "$conf")"
 printf '[Logind]\nHandleLid=no\n' > "$conf"
 systemctl restart autosleepd

@@ -4,7 +4,8 @@
 #include <systemd/sd-bus.h>
 
 /*
- * The daemon answers in a{sv} dictionaries (GetStatistics, SoakCycle). For
+ * a{sv} dictionaries: the daemon's answers (GetStatistics, SoakCycle) and
+ * its callers' options (SoakCycle, AcquireWakeLockWithOptions). For
  * each entry at m's read position, entry() gets the key, with the variant
  * entered and the type of what it holds: it reads the value and returns 1,
  * returns 0 to have it skipped, or <0 to stop the walk. Returns 0 once the

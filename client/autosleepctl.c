@@ -625,7 +625,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	int enabled = 0, wakelocks = 0;
 	int32_t knob = -1;
 	uint64_t count = 0, idle = 0, idle_timeout = 0;
-	uint32_t nlocks = 0, ninput = 0;
+	uint32_t nlocks = 0, nlid = 0, ninput = 0;
 	double share = -1, drain[2] = { -1, -1 }, power[2] = { -1, -1 };
 	int r;
 
@@ -652,6 +652,9 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 	    (r = get_string_property(bus, "LidHandler", &lid_handler)) < 0 ||
 	    (r = get_trivial_property(bus, "Away", 'b', &away)) < 0)
 		return r;
+	/* An older daemon has no such property: none wait for the lid there. */
+	(void)sd_bus_get_property_trivial(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NWakeLocksWaitingForLid", NULL, 'u',
+					  &nlid);
 
 	if (arg_json) {
 		bool first = true;
@@ -682,6 +685,7 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		json_kv_string(stdout, &first, "lid", lid);
 		json_kv_string(stdout, &first, "lid_handler", lid_handler);
 		json_kv_bool(stdout, &first, "away", away);
+		json_kv_u64(stdout, &first, "wake_locks_waiting_for_lid", nlid);
 		r = print_timers(bus, true, &first);
 		if (r < 0)
 			return r;
@@ -698,7 +702,11 @@ static int verb_status(sd_bus *bus, int argc, char **argv)
 		printf("State:            %s%s\n", esc(state), enabled ? "" : " (disabled)");
 		printf("Suspends:         %" PRIu64 " (and %" PRIu64 " by logind, not ours)\n", count, external);
 		printf("Last wake reason: %s\n", esc(reason));
-		printf("Wake locks:       %" PRIu32 "\n", nlocks);
+		if (nlid > 0)
+			printf("Wake locks:       %" PRIu32 " (%" PRIu32 " of users wait%s for the lid to open)\n", nlocks,
+			       nlid, nlid == 1 ? "s" : "");
+		else
+			printf("Wake locks:       %" PRIu32 "\n", nlocks);
 		if (idle_timeout > 0) {
 			char a[FORMAT_TIMESPAN_MAX], b[FORMAT_TIMESPAN_MAX];
 

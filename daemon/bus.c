@@ -30,6 +30,7 @@ static const char *const changed_names[] = {
 	"UserspaceAutosleep", "UserspaceAutosleepKnob",
 	"AsleepShare", "BatteryDrainAwake", "BatteryDrainAsleep", "BatteryPowerAwake", "BatteryPowerAsleep",
 	"Sessions", "LockStep", "ExternalSuspendCount", "Lid", "LidHandler", "Away", "NextWakeUp", "TimerHolds",
+	"NWakeLocksWaitingForLid",
 };
 
 struct bus {
@@ -42,6 +43,7 @@ struct bus {
 	unsigned changed;     /* bit per changed_names[] entry */
 	sd_event_source *changed_source;
 	unsigned n_locks_announced; /* NWakeLocks as last sent */
+	unsigned n_lid_announced;   /* NWakeLocksWaitingForLid as last sent */
 	struct peers *peers;
 	bool acquiring;       /* in AcquireWakeLock: its caller hears of the lock first */
 };
@@ -137,10 +139,19 @@ void bus_emit_resumed(struct bus *b, const struct suspend_report *rep)
 
 void bus_announce_n_locks(struct bus *b)
 {
-	if (!b || b->manager->leases.n == b->n_locks_announced)
+	unsigned waiting;
+
+	if (!b)
 		return;
-	b->n_locks_announced = b->manager->leases.n;
-	bus_emit_changed(b, "NWakeLocks");
+	if (b->manager->leases.n != b->n_locks_announced) {
+		b->n_locks_announced = b->manager->leases.n;
+		bus_emit_changed(b, "NWakeLocks");
+	}
+	waiting = leases_waiting_for_lid(&b->manager->leases);
+	if (waiting != b->n_lid_announced) {
+		b->n_lid_announced = waiting;
+		bus_emit_changed(b, "NWakeLocksWaitingForLid");
+	}
 }
 
 static void bus_emit_acquired(struct bus *b, const struct lease *x)
@@ -701,6 +712,7 @@ DEFINE_PROPERTY_GET(enabled, "b", mgr->enabled)
 DEFINE_PROPERTY_GET(suspend_count, "t", mgr->stats.results[SUSPEND_SUCCESS])
 DEFINE_PROPERTY_GET(last_wake_reason, "s", mgr->last_wake_reason)
 DEFINE_PROPERTY_GET(n_wake_locks, "u", mgr->leases.n)
+DEFINE_PROPERTY_GET(n_wake_locks_waiting_for_lid, "u", leases_waiting_for_lid(&mgr->leases))
 DEFINE_PROPERTY_GET(kernel_userspace_autosleep, "s", kconfig_value_to_string(mgr->kconfig.userspace_autosleep))
 DEFINE_PROPERTY_GET(kernel_wake_locks, "b", mgr->kernel_wakelocks)
 DEFINE_PROPERTY_GET(userspace_autosleep, "s",
@@ -793,6 +805,9 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("SuspendCount", "t", property_get_suspend_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("LastWakeReason", "s", property_get_last_wake_reason, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("NWakeLocks", "u", property_get_n_wake_locks, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* Of them, people's locks taken without LidClosed while the lid is closed (leases_set_lid_closed()). */
+	SD_BUS_PROPERTY("NWakeLocksWaitingForLid", "u", property_get_n_wake_locks_waiting_for_lid, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("KernelUserspaceAutosleep", "s", property_get_kernel_userspace_autosleep, 0,
 			SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("KernelWakeLocks", "b", property_get_kernel_wake_locks, 0, SD_BUS_VTABLE_PROPERTY_CONST),

@@ -391,6 +391,11 @@ void leases_set_lid_closed(struct leases *l, bool closed)
 		notify(l, LEASE_HELD, l->head, NULL);
 }
 
+unsigned leases_waiting_for_lid(const struct leases *l)
+{
+	return l->lid_closed ? l->n - l->n_lid : 0;
+}
+
 int leases_release(struct leases *l, uint64_t id, const char *reason)
 {
 	struct lease *x = leases_find(l, id);

@@ -152,6 +152,8 @@ bool leases_holding(const struct leases *l);
  * LEASE_HELD when that changes whether the leases hold.
  */
 void leases_set_lid_closed(struct leases *l, bool closed);
+/* How many leases wait for the lid to open: none while it is open. */
+unsigned leases_waiting_for_lid(const struct leases *l);
 
 /* Release every lease whose deadline passed; returns the next deadline or USEC_INFINITY. */
 usec_t leases_expire(struct leases *l);

@@ -586,6 +586,7 @@ static void manager_lid_holds(struct manager *m)
 			 "one taken with LidClosed would hold", n, n == 1 ? "" : "s", n == 1 ? "s" : "", first->name,
 			 (unsigned)first->uid, first->why);
 	leases_set_lid_closed(&m->leases, m->lid_away);
+	bus_announce_n_locks(m->bus);
 }
 
 void manager_set_lid_handler(struct manager *m, const char *other)

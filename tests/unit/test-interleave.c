@@ -941,10 +941,13 @@ static const char *logind_hold_why(void)
  * logind's LidSwitchIgnoreInhibited=yes does; a system service's sleep
  * inhibitor (a firmware flash) still holds. Anyone may take an idle
  * inhibitor, over SSH too: without this a laptop in a bag stays awake.
+ * A user's wake lock (uid 1000, without LidClosed) waits for the lid too,
+ * and is counted as waiting (NWakeLocksWaitingForLid) while it does.
  */
 static int scenario_lid_inhibitors(void)
 {
 	const usec_t bound = DELAY + LOCK_TIMEOUT + slack;
+	struct lease *user;
 	unsigned n;
 	int r;
 
@@ -960,6 +963,14 @@ static int scenario_lid_inhibitors(void)
 	fake_login1_add_inhibitor_uid(&fake, "sleep", "fwupd", "flashing firmware", 0, 903);
 	if (!RUN_UNTIL(strstr(logind_hold_why(), "and 2 more"), 5 * USEC_PER_SEC))
 		fail("lid-inhibitors: with the lid open, not held for all three inhibitors (why '%s')", logind_hold_why());
+	event("uid 1000 takes a wake lock");
+	r = manager_acquire(m, &(struct lease_spec){ .name = "user-build", .owner = ":1.999", .why = "a user's build",
+						   .uid = 1000, .pid = 1, .deadline = USEC_INFINITY },
+			    &user);
+	if (r < 0)
+		return setup_failed("a user's wake lock", r);
+	if (user->lid || leases_waiting_for_lid(&m->leases) != 0)
+		fail("lid-inhibitors: a user's lock holds with the lid closed, or waits with the lid open");
 	event("lid closed, undocked");
 	fake.docked = 0;
 	manager_lid_switch(m, true);
@@ -971,19 +982,25 @@ static int scenario_lid_inhibitors(void)
 		fail("lid-inhibitors: suspended with the lid closed while a system service's sleep inhibitor held");
 	if (!strstr(logind_hold_why(), "fwupd (sleep, uid 0)") || strstr(logind_hold_why(), "more"))
 		fail("lid-inhibitors: with the lid closed the hold is not fwupd's alone (why '%s')", logind_hold_why());
+	if (leases_waiting_for_lid(&m->leases) != 1)
+		fail("lid-inhibitors: %u wake locks wait for the lid, not uid 1000's one",
+		     leases_waiting_for_lid(&m->leases));
 	event("fwupd lets go");
 	fake_login1_remove_inhibitor(&fake, "fwupd");
 	if (!RUN_UNTIL(suspends() > n, bound + 5 * USEC_PER_SEC))
-		fail("lid-inhibitors: the lid closed, and uid 65534's idle and uid 1000's sleep inhibitors kept the "
-		     "machine awake (hold '%s')", logind_hold_why());
+		fail("lid-inhibitors: the lid closed, and uid 65534's idle and uid 1000's sleep inhibitors or uid "
+		     "1000's wake lock kept the machine awake (hold '%s')", logind_hold_why());
 	else
 		printf("ok - lid-inhibitors: with the lid closed, fwupd's sleep inhibitor held, then uid 65534's idle "
-		       "and uid 1000's sleep did not\n");
+		       "and uid 1000's sleep inhibitors and uid 1000's wake lock did not\n");
 	event("lid open");
 	manager_lid_switch(m, false);
 	if (!RUN_UNTIL(strstr(logind_hold_why(), "and 1 more"), 5 * USEC_PER_SEC))
 		fail("lid-inhibitors: with the lid open again, the two users' inhibitors do not hold (why '%s')",
 		     logind_hold_why());
+	if (leases_waiting_for_lid(&m->leases) != 0 || !leases_holding(&m->leases))
+		fail("lid-inhibitors: with the lid open again, uid 1000's wake lock still waits");
+	(void)manager_release(m, user->id, "released");
 	fflush(stdout);
 	return world_stop("scenario lid-inhibitors");
 }

@@ -418,6 +418,7 @@ static void test_lid_closed(void **state)
 	assert_string_equal(c->events, "HAUA");
 	assert_false(leases_holding(&c->l));
 	assert_int_equal(c->l.n, 2);
+	assert_int_equal(leases_waiting_for_lid(&c->l), 2);
 
 	/* The last system uid holds; the first person does not (above). */
 	s = take(c, "service", SYSTEM_UID_MAX, false, false);
@@ -430,6 +431,7 @@ static void test_lid_closed(void **state)
 	/* LidClosed, and the daemon's own hold on a person's behalf. */
 	x = take(c, "download", 1000, false, true);
 	assert_string_equal(c->events, "HAUAHARUHA");
+	assert_int_equal(leases_waiting_for_lid(&c->l), 2);
 	leases_release_lease(&c->l, x, "released");
 	x = take(c, "timer", 1000, true, false);
 	assert_true(x->lid);
@@ -442,6 +444,7 @@ static void test_lid_closed(void **state)
 	leases_set_lid_closed(&c->l, false);
 	assert_true(c->held);
 	assert_int_equal(c->changes, 9);
+	assert_int_equal(leases_waiting_for_lid(&c->l), 0);
 	leases_set_lid_closed(&c->l, false);
 	assert_int_equal(c->changes, 9);
 	leases_release_lease(&c->l, a, "released");

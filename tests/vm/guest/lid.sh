@@ -181,6 +181,8 @@ as_bg() {
 	setpriv --reuid="$u" --regid="$u" --init-groups --reset-env -- "$@" &
 }
 listed() { autosleepctl list | grep -q "^$1 "; }
+lid_waiting() { autosleepctl status --json | sed -n 's/.*"wake_locks_waiting_for_lid":\([0-9]*\).*/\1/p'; }
+lid_none() { [ "$(lid_waiting)" = 0 ]; }
 for u in alice bob; do id "$u" > /dev/null 2>&1 || useradd -m "$u"; done
 rules=/etc/polkit-1/rules.d/50-autosleep-vmtest-lid.rules
 [ -d /etc/polkit-1/rules.d ] || install -d -m 0755 /etc/polkit-1/rules.d
@@ -218,7 +220,12 @@ check "the closed lid suspends although alice's lock is held" wait_cycle "$s0" "
 check "and the journal says her lock waits for the lid" \
 	sh -c "journalctl -u autosleepd -o cat | grep -q \"Lid closed: 1 wake lock of users waits for the lid to open (first 'alice-build' of uid $(id -u alice)\""
 check "alice's lock is still listed" listed alice-build
+check "autosleepctl status says it waits for the lid" \
+	sh -c 'autosleepctl status | grep -q "^Wake locks: .*(1 of users waits for the lid to open)"'
+check "and so does status --json ($(lid_waiting))" test "$(lid_waiting)" = 1
+autosleepctl status | grep "^Wake locks:" | sed 's/^/# [lid closed] /'
 lid open
+check "with the lid open none waits (status --json)" wait_until 50 lid_none
 as_bg bob autosleepctl hold --lid-closed --name=bob-download --why="the owner's download, lid closed" -- sleep 300
 bob_job=$!
 check "bob's --lid-closed lock is granted" wait_until 100 listed bob-download

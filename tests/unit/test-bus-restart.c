@@ -175,10 +175,16 @@ static void test_sigkill_and_restart_keeps_locks(void **state)
 	assert_int_equal(b2.found, 1);
 	assert_int_equal(c2.found, 0);
 	assert_int_equal(d2.found, 0);
-	/* Same owner, same deadline (shown in wall-clock time: allow for rounding). */
+	/*
+	 * Same owner, same deadline. ListWakeLocks shows it in wall-clock
+	 * time, converted with one CLOCK_BOOTTIME and one CLOCK_REALTIME read
+	 * per call: each conversion is off by the time between the two reads,
+	 * a microsecond natively and tens under valgrind (where 2 us failed
+	 * once). A deadline reset at the restart, or lost, is off by seconds.
+	 */
 	assert_string_equal(a2.owner, a1.owner);
 	assert_string_equal(b2.owner, a1.owner);
-	assert_true(a2.deadline + 2 >= a1.deadline && a2.deadline <= a1.deadline + 2);
+	assert_true(a2.deadline + 1000 >= a1.deadline && a2.deadline <= a1.deadline + 1000);
 	assert_int_equal(a2.uid, 0);
 	/* Nothing suspended in between, and the kernel lock was never let go. */
 	assert_int_equal(count_in_log("second.log", "would write mem to state"), 0);

@@ -575,17 +575,19 @@ void manager_lock_done(struct manager *m, enum lock_step result)
 static void manager_lid_holds(struct manager *m)
 {
 	const struct lease *first = NULL;
-	unsigned n = 0;
+	unsigned n;
 
 	logind_lid_changed(m->logind);
-	for (const struct lease *x = m->leases.head; m->lid_away && x; x = x->next)
-		if (!x->lid && n++ == 0)
+	leases_set_lid_closed(&m->leases, m->lid_away);
+	/* The registry counts them; only the first is looked for, to name it. */
+	n = leases_waiting_for_lid(&m->leases);
+	for (const struct lease *x = m->leases.head; n > 0 && x && !first; x = x->next)
+		if (!x->lid)
 			first = x;
 	if (first)
 		log_info("Lid closed: %u wake lock%s of users wait%s for the lid to open (first '%s' of uid %u: %s); "
 			 "one taken with LidClosed would hold", n, n == 1 ? "" : "s", n == 1 ? "s" : "", first->name,
 			 (unsigned)first->uid, first->why);
-	leases_set_lid_closed(&m->leases, m->lid_away);
 	bus_announce_n_locks(m->bus);
 }
 

@@ -13,6 +13,7 @@
 #include "bus-dict.h"
 #include "fdstore.h"
 #include "config.h"
+#include "gate-wait.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -45,6 +46,7 @@ struct bus {
 	unsigned n_locks_announced; /* NWakeLocks as last sent */
 	unsigned n_lid_announced;   /* NWakeLocksWaitingForLid as last sent */
 	struct peers *peers;
+	struct gate_waits *gate_waits;
 	bool acquiring;       /* in AcquireWakeLock: its caller hears of the lock first */
 };
 
@@ -70,6 +72,11 @@ static struct bus_lock *bus_lock_free(struct bus_lock *l)
 	safe_close(l->fd);
 	free(l);
 	return NULL;
+}
+
+struct gate_waits *bus_gate_waits(struct bus *b)
+{
+	return b ? b->gate_waits : NULL;
 }
 
 sd_bus *bus_get_sd_bus(struct bus *b)
@@ -291,12 +298,26 @@ static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_o
 	struct bus *b = mgr->bus;
 	const char *name, *why;
 	_cleanup_close_ int client_fd = -EBADF;
+	/* A hold of the gate's blocked flag, ended once the lease holds (or the call failed). */
+	_cleanup_(gate_wait_unholdp) struct gate_waits *hold = NULL;
 	int p[2], r;
 	struct lease *x;
 	uint64_t timeout;
 	bool lid = false;
 	uid_t uid;
 	pid_t pid;
+
+	/* Back after waiting for a state write: it was authorized then, and holds the gate since. */
+	r = gate_wait_resume(b->gate_waits, m);
+	if (r == -ETIME)
+		return sd_bus_error_setf(error, BUS_ERROR_SUSPEND_IN_PROGRESS,
+					 "A suspend under way did not return within %" PRIu64 " ms (WaitForResumeSec=), "
+					 "and the kernel does not enforce our kernel lock: no wake lock taken",
+					 (uint64_t)(mgr->config.wait_for_resume / USEC_PER_MSEC));
+	if (r < 0)
+		return r;
+	if (r > 0)
+		hold = b->gate_waits;
 
 	r = sd_bus_message_read(m, "sst", &name, &why, &timeout);
 	if (r < 0)
@@ -319,7 +340,7 @@ static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_o
 	r = peers_get(b->peers, m, &uid, &pid);
 	if (r <= 0)
 		return r < 0 ? r : 1;
-	if (uid != 0) {
+	if (uid != 0 && !hold) {
 		/*
 		 * Without polkit only the admin's choice keeps the machine
 		 * awake: root, and the group [WakeLocks] Group= names.
@@ -341,9 +362,23 @@ static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_o
 		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
 					 "Too many wake locks are held: %u, the most all clients together may hold",
 					 b->max_locks);
+	/*
+	 * A kernel lock the kernel enforces aborts a state write under way;
+	 * without one the answer waits until the write returned, so that the
+	 * answer still means the machine is awake.
+	 */
+	if (!hold && !manager_kernel_lock_ready(mgr)) {
+		r = gate_wait(b->gate_waits, m, true, error);
+		if (r <= 0)
+			return r < 0 ? r : 1;
+		hold = b->gate_waits;
+	}
 
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
-		return negative_errno();
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		r = negative_errno();
+		manager_kernel_lock_settle(mgr);
+		return r;
+	}
 	client_fd = p[1];
 	b->acquiring = true;
 	r = manager_acquire(mgr, &(struct lease_spec){ .name = name, .owner = sd_bus_message_get_sender(m), .why = why,
@@ -353,6 +388,7 @@ static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_o
 	b->acquiring = false;
 	if (r < 0) {
 		safe_close(p[0]);
+		manager_kernel_lock_settle(mgr);
 		return r;
 	}
 	r = bus_lock_attach(b, x, p[0]);
@@ -598,11 +634,30 @@ static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *e
 	struct manager *mgr = userdata;
 	int r;
 
-	r = verify_manage(mgr, m, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;
-	/* Returns once no state write is under way: after Disable, nothing suspends. */
-	manager_set_enabled(mgr, strcmp(sd_bus_message_get_member(m), "Enable") == 0);
+	bool enable = strcmp(sd_bus_message_get_member(m), "Enable") == 0;
+
+	/* Back after waiting for the state write under way: it was authorized and applied then. */
+	r = gate_wait_resume(mgr->bus->gate_waits, m);
+	if (r == -ETIME)
+		return sd_bus_error_setf(error, BUS_ERROR_SUSPEND_IN_PROGRESS,
+					 "The suspend under way did not return within %" PRIu64 " ms (WaitForResumeSec=); "
+					 "autosleep is %s, and no new suspend starts while it is disabled",
+					 (uint64_t)(mgr->config.wait_for_resume / USEC_PER_MSEC),
+					 mgr->enabled ? "enabled again" : "disabled");
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		r = verify_manage(mgr, m, error);
+		if (r <= 0)
+			return r < 0 ? r : 1;
+		manager_set_enabled(mgr, enable);
+		/* Answered once no state write is under way: after Disable, nothing suspends. */
+		if (!enable) {
+			r = gate_wait(mgr->bus->gate_waits, m, false, error);
+			if (r <= 0)
+				return r < 0 ? r : 1;
+		}
+	}
 	return sd_bus_reply_method_return(m, "");
 }
 
@@ -985,6 +1040,9 @@ int bus_start(struct bus *b, unsigned max_locks, const char *store_dir, struct f
 		r = sd_event_source_set_enabled(b->changed_source, SD_EVENT_OFF);
 	if (r >= 0)
 		r = peers_new(b->bus, &b->peers);
+	if (r >= 0)
+		r = gate_waits_new(m->event, m->suspender, b->peers, m->config.wait_for_resume, manager_gate_unheld, m,
+				   &b->gate_waits);
 	if (r >= 0) {
 		char id_text[SD_ID128_STRING_MAX];
 		sd_id128_t id;
@@ -1027,6 +1085,8 @@ struct bus *bus_free(struct bus *b, bool keep_stored)
 		x->data = bus_lock_free(l);
 	}
 	sd_event_source_disable_unref(b->changed_source);
+	/* Before the peers: each waiting call is answered, and its sender's entry let go. */
+	gate_waits_free(b->gate_waits);
 	peers_free(b->peers);
 	polkit_registry_free(b->polkit);
 	lease_store_free(b->store);

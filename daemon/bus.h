@@ -11,6 +11,8 @@
 #define BUS_PATH "/org/autosleep1"
 #define BUS_INTERFACE "org.autosleep1.Manager"
 #define BUS_ERROR_NO_SUCH_WAKE_LOCK "org.autosleep1.Error.NoSuchWakeLock"
+/* A call waited [Suspend] WaitForResumeSec= for a state write under way (gate-wait.h) and gave up. */
+#define BUS_ERROR_SUSPEND_IN_PROGRESS "org.autosleep1.Error.SuspendInProgress"
 
 /* Upper bound on leases from all D-Bus clients together, whatever the per-user quota; lowered to fit RLIMIT_NOFILE. */
 #define BUS_LOCKS_MAX WAKE_LOCKS_MAX
@@ -41,6 +43,8 @@ int bus_start(struct bus *b, unsigned max_locks, const char *store_dir, struct f
 /* keep_stored: leave the leases in the fd store and on disk for the next instance. */
 struct bus *bus_free(struct bus *b, bool keep_stored);
 sd_bus *bus_get_sd_bus(struct bus *b);
+/* The calls waiting for a state write under way; NULL without a bus. */
+struct gate_waits *bus_gate_waits(struct bus *b);
 /* Whether D-Bus leases outlive this process (fd store and runtime directory both usable). */
 bool bus_leases_persist(struct bus *b);
 

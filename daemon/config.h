@@ -27,6 +27,7 @@ enum config_key_id {
 	CONFIG_KEY_MEM_SLEEP,
 	CONFIG_KEY_WAKE_LOCK_NAME,
 	CONFIG_KEY_SET_USERSPACE_AUTOSLEEP,
+	CONFIG_KEY_WAIT_FOR_RESUME,
 	CONFIG_KEY_DELAY,
 	CONFIG_KEY_MULTIPLIER,
 	CONFIG_KEY_FLAT_ATTEMPTS,
@@ -66,6 +67,7 @@ struct config {
 	char *mem_sleep;
 	char *wake_lock_name;
 	bool set_userspace_autosleep; /* write the knob (/sys/power/userspace_autosleep) while active */
+	usec_t wait_for_resume;    /* the longest a call waits for a state write under way (gate-wait.h) */
 	/* [Backoff]: delay is base for the first flat_attempts bad attempts, then base*multiplier^(n-flat) capped at max. */
 	usec_t backoff_base;
 	double backoff_multiplier;

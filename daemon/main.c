@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "hand-back.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -15,6 +16,7 @@ static const char *arg_config;
 static const char *arg_root;
 static bool arg_dry_run;
 static bool arg_restore_knob;
+static bool arg_hand_back;
 
 static void help(void)
 {
@@ -27,8 +29,12 @@ static void help(void)
 	       "     --root=DIR          Prefix every /sys, /proc, /boot and /dev path with DIR\n"
 	       "     --dry-run           Do everything but write wakeup_count and state; log instead\n"
 	       "     --restore-knob      Put back the /sys/power/userspace_autosleep value an\n"
-	       "                         instance that died saved in $RUNTIME_DIRECTORY, and exit\n"
-	       "                         (the unit's ExecStopPost=)\n"
+	       "                         instance that died saved in $RUNTIME_DIRECTORY, disarm\n"
+	       "                         the wakeup_count check it left, and exit (the unit's\n"
+	       "                         ExecStopPost=)\n"
+	       "     --hand-back         Remove this daemon's kernel wake locks and disarm the\n"
+	       "                         wakeup_count check, and exit (after the unit's last\n"
+	       "                         failed start: autosleepd-hand-back.service)\n"
 	       "     --log-level=LEVEL   emerg, alert, crit, err, warning, notice, info or debug\n"
 	       "                         (default: info)\n",
 	       CONFIG_DEFAULT_PATH);
@@ -43,6 +49,7 @@ static int parse_argv(int argc, char *argv[])
 		ARG_DRY_RUN,
 		ARG_LOG_LEVEL,
 		ARG_RESTORE_KNOB,
+		ARG_HAND_BACK,
 	};
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -52,6 +59,7 @@ static int parse_argv(int argc, char *argv[])
 		{ "dry-run", no_argument, NULL, ARG_DRY_RUN },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "restore-knob", no_argument, NULL, ARG_RESTORE_KNOB },
+		{ "hand-back", no_argument, NULL, ARG_HAND_BACK },
 		{}
 	};
 	int c, l;
@@ -75,6 +83,9 @@ static int parse_argv(int argc, char *argv[])
 			break;
 		case ARG_RESTORE_KNOB:
 			arg_restore_knob = true;
+			break;
+		case ARG_HAND_BACK:
+			arg_hand_back = true;
 			break;
 		case ARG_LOG_LEVEL:
 			l = log_level_from_string(optarg);
@@ -113,8 +124,10 @@ static int run(int argc, char *argv[])
 	/* After a stop or crash: the configuration does not matter, the saved value does. */
 	if (arg_restore_knob) {
 		_cleanup_free_ char *dir = manager_runtime_dir();
+		int k = knob_restore_saved(dir);
 
-		return knob_restore_saved(dir);
+		r = hand_back_disarm();
+		return k < 0 ? k : r;
 	}
 
 	if (arg_config) {
@@ -124,8 +137,19 @@ static int run(int argc, char *argv[])
 	} else {
 		r = config_load(&config, CONFIG_DEFAULT_PATH, false, CONFIG_DEFAULT_DROPIN_DIR);
 	}
+	if (r < 0 && arg_hand_back) {
+		/* A broken configuration may be why the daemon failed: the default name is then the one in use. */
+		log_warning("Invalid configuration: handing back the wake locks of the default name instead");
+		config_done(&config);
+		config_init(&config);
+		r = 0;
+	}
 	if (r < 0)
 		return log_error_errno(r, "Refusing to start with an invalid configuration");
+	if (arg_hand_back) {
+		r = hand_back(config.wake_lock_name);
+		return r < 0 ? r : 0;
+	}
 
 	r = manager_new(&config, arg_dry_run, &m);
 	if (r < 0)

@@ -17,6 +17,7 @@
 #include "logind.h"
 #include "kernel-lock.h"
 #include "fdstore.h"
+#include "gate-wait.h"
 #include "macro.h"
 #include "manager.h"
 #include "peers.h"
@@ -145,11 +146,9 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 		/*
 		 * With the kernel lock held the kernel backs out of a state write
 		 * already under way: the lock is a wakeup event after our
-		 * wakeup_count write. Waiting for that write to return would stall
-		 * this loop, and every client on it, for as long as the kernel takes
-		 * to resume the devices it had suspended (Android stalled 13.5 ms
-		 * there). Without it the gate is all we have: a barrier that returns
-		 * once no state write is under way.
+		 * wakeup_count write. Without it the gate is all we have: no write
+		 * starts after this, and a D-Bus caller's answer waits until one
+		 * under way returned (gate-wait.h). This loop never waits for it.
 		 */
 		if (r >= 0 && kernel_lock_enforced(m->kernel_lock))
 			suspender_set_blocked_by_kernel(m->suspender);
@@ -164,7 +163,7 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 		 * other way round, the read would return while the gate is still
 		 * closed, and the attempt would start over with another read.
 		 */
-		suspender_set_blocked(m->suspender, false);
+		suspender_set_blocked(m->suspender, gate_wait_holds(bus_gate_waits(m->bus)) > 0);
 		r = kernel_lock_release(m->kernel_lock);
 		if (r < 0)
 			log_error_errno(r, "Failed to release the kernel lock (%s '%s'): %m",
@@ -204,6 +203,32 @@ usec_t manager_deadline(usec_t timeout)
 	if (timeout == 0 || timeout == USEC_INFINITY)
 		return USEC_INFINITY;
 	return usec_add(now(CLOCK_BOOTTIME), timeout);
+}
+
+bool manager_kernel_lock_ready(struct manager *m)
+{
+	return kernel_lock_enforced(m->kernel_lock) && kernel_lock_hold(m->kernel_lock) >= 0;
+}
+
+void manager_kernel_lock_settle(struct manager *m)
+{
+	int r;
+
+	if (leases_holding(&m->leases))
+		return;
+	r = kernel_lock_release(m->kernel_lock);
+	if (r < 0)
+		log_error_errno(r, "Failed to release the kernel lock (%s '%s'): %m", kernel_lock_kind(m->kernel_lock),
+				m->config.wake_lock_name);
+}
+
+void manager_gate_unheld(void *userdata)
+{
+	struct manager *m = userdata;
+
+	/* A lease that holds now keeps the flag closed itself; with none, the gate opens. */
+	if (!leases_holding(&m->leases))
+		suspender_set_blocked(m->suspender, false);
 }
 
 int manager_acquire(struct manager *m, const struct lease_spec *spec, struct lease **ret)
@@ -329,12 +354,16 @@ void manager_set_enabled(struct manager *m, bool enabled)
 	m->enabled = enabled;
 	log_notice("Autosleep %s", enabled ? "enabled" : "disabled");
 	manager_save_disabled(m);
+	m->knob_ticket = 0;
 	if (enabled)
 		manager_switch_knob(m, true);
 	suspender_set_enabled(m->suspender, enabled);
-	/* Only now: a suspend already under way saw the knob set. */
-	if (!enabled)
-		manager_switch_knob(m, false);
+	/* Only once no state write is under way: a suspend already under way saw the knob set. */
+	if (!enabled) {
+		m->knob_ticket = suspender_barrier(m->suspender);
+		if (m->knob_ticket == 0)
+			manager_switch_knob(m, false);
+	}
 	bus_emit_changed(m->bus, "Enabled");
 	manager_update_status(m);
 }
@@ -835,6 +864,14 @@ static int on_suspender_event(sd_event_source *s, int fd, uint32_t revents, void
 				break;
 			}
 			soak_session_finished(m, &ev.soak);
+			break;
+		case SUSPENDER_EVENT_GATE:
+			if (m->knob_ticket != 0 && ev.gate_exits >= m->knob_ticket) {
+				m->knob_ticket = 0;
+				if (!m->enabled)
+					manager_switch_knob(m, false);
+			}
+			gate_waits_passed(bus_gate_waits(m->bus), ev.gate_exits);
 			break;
 		case _SUSPENDER_EVENT_TYPE_MAX:
 		case _SUSPENDER_EVENT_TYPE_INVALID:

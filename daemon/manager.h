@@ -83,6 +83,7 @@ struct manager {
 	sd_event_source *suspender_source;
 	enum suspender_state state;
 	bool enabled;
+	uint64_t knob_ticket; /* Disable() found a state write under way: the knob goes back once it returned */
 	char *disabled_path; /* $RUNTIME_DIRECTORY/disabled: exists while disabled; NULL outside a unit */
 	struct manager_stats stats;
 	char last_wake_reason[96];
@@ -128,6 +129,16 @@ int manager_run(struct manager *m);
 usec_t manager_deadline(usec_t timeout);
 /* Take a lease; the registry tells the observers. */
 int manager_acquire(struct manager *m, const struct lease_spec *spec, struct lease **ret);
+/*
+ * Whether a lease taken now holds with the kernel: the kernel lock is one the
+ * kernel enforces, and it is held (taken here if need be, so that a failing
+ * wake_lock write is known before a caller is answered). A caller that then
+ * takes no lease gives it back with manager_kernel_lock_settle().
+ */
+bool manager_kernel_lock_ready(struct manager *m);
+void manager_kernel_lock_settle(struct manager *m);
+/* gate-wait.h's unheld: the last call holding the gate closed went on. */
+void manager_gate_unheld(void *userdata);
 /* The daemon's own holds: name, why and a relative timeout (0 for none). Returns the id in ret_id. */
 int manager_hold(struct manager *m, const char *name, const char *why, usec_t timeout, uint64_t *ret_id);
 int manager_release(struct manager *m, uint64_t id, const char *reason);

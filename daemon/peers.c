@@ -195,8 +195,7 @@ static int parse_credentials(sd_bus_message *reply, struct peer *x, uid_t *ret_u
 	return 0;
 }
 
-/* Back into sd-bus's read queue, behind what is there, to be dispatched from the start. */
-static int redispatch(sd_bus_message *m)
+int peers_redispatch(sd_bus_message *m)
 {
 	int r = sd_bus_message_rewind(m, true);
 
@@ -227,7 +226,7 @@ static void release_parked(struct peer *x)
 			(void)sd_bus_reply_method_errno(m, -ENOMEM, NULL);
 			sd_bus_message_unref(m);
 			x->peers->n_held--;
-		} else if (redispatch(m) < 0) {
+		} else if (peers_redispatch(m) < 0) {
 			sd_bus_message_unref(m);
 			x->peers->n_held--;
 		} else {
@@ -379,7 +378,7 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
 	x->known = r >= 0;
 	if (x->known) {
 		log_debug("Credentials of %s: uid %u, pid %d", x->name, (unsigned)x->uid, (int)x->pid);
-		if (x->busy && redispatch(x->busy) < 0)
+		if (x->busy && peers_redispatch(x->busy) < 0)
 			x->busy = sd_bus_message_unref(x->busy);
 		return 0;
 	}

@@ -45,6 +45,12 @@ int peers_get(struct peers *p, sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid
 void peers_wait(struct peers *p, sd_bus_message *m);
 
 /*
+ * m, which waited, back into sd-bus's read queue, behind what is there, to
+ * be dispatched from the start. On failure m was answered with the error.
+ */
+int peers_redispatch(sd_bus_message *m);
+
+/*
  * Whether m's sender, whose credentials peers_get() returned, is in group
  * gid (any of its groups, as the bus tells them: UnixGroupIDs). False for
  * (gid_t)-1, and when the bus does not tell.

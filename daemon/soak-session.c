@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bus.h"
+#include "gate-wait.h"
 #include "kernel-lock.h"
 #include "log.h"
 #include "macro.h"
@@ -116,8 +117,21 @@ int soak_session_cycle(struct manager *m, sd_bus_message *call, const struct soa
 		       sd_bus_error *error)
 {
 	const char *sender = sd_bus_message_get_sender(call);
-	int r;
+	struct gate_waits *g = bus_gate_waits(m->bus);
+	int resumed, r;
 
+	/* Back after the pause waited for the loop's own state write to return. */
+	resumed = gate_wait_resume(g, call);
+	if (resumed == -ETIME)
+		return sd_bus_error_setf(error, BUS_ERROR_SUSPEND_IN_PROGRESS,
+					 "Autosleep's own suspend under way did not return within %" PRIu64
+					 " ms (WaitForResumeSec=); autosleep stays paused for this client, try again",
+					 (uint64_t)(m->config.wait_for_resume / USEC_PER_MSEC));
+	if (resumed < 0)
+		return resumed;
+	/* It left while it waited, and autosleep resumed then: nobody to soak for. */
+	if (resumed && (!m->soak_track || !sender || !sd_bus_track_contains(m->soak_track, sender)))
+		return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "The soak client left while its cycle waited");
 	/* A soak cycle is a real suspend: nothing a dry run may do. */
 	if (m->dry_run)
 		return sd_bus_error_set(error, SD_BUS_ERROR_NOT_SUPPORTED, "autosleepd runs with --dry-run: no soak cycles");
@@ -138,8 +152,13 @@ int soak_session_cycle(struct manager *m, sd_bus_message *call, const struct soa
 			return r;
 		}
 		log_info("Soak client %s: autosleep pauses until it leaves", strna(sender));
-		/* A barrier: no attempt of the loop's own is under way after this. */
 		suspender_set_paused(m->suspender, true);
+	}
+	/* The cycle starts once no attempt of the loop's own is under way. */
+	if (!resumed) {
+		r = gate_wait(g, call, false, error);
+		if (r <= 0)
+			return r < 0 ? r : 1;
 	}
 	if (req->force)
 		force_release(m, true);

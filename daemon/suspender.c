@@ -31,12 +31,15 @@ struct suspender {
 	pthread_cond_t cond;
 	/*
 	 * The gate: the thread holds it from its last look at blocked/enabled
-	 * until the state write returned. set_blocked(true) and
-	 * set_enabled(false) pass through it after setting their flag, so when
-	 * they return no state write is running and none can start. Lock order:
-	 * gate, then lock; the barrier never holds both.
+	 * until the state write returned. Only the thread ever waits for it:
+	 * the main loop tries it (suspender_barrier()) and is told by an event
+	 * when the holder left, so a state write that hangs in sync() on a dead
+	 * NFS mount never stalls the bus. Lock order: gate, then lock.
 	 */
 	pthread_mutex_t gate;
+	/* Under lock: how often the gate was left, and whether a barrier waits for the next time. */
+	uint64_t gate_exits;
+	bool gate_waiting;
 	bool blocked;
 	bool enabled;
 	bool stopping;
@@ -351,6 +354,27 @@ static int wait_prepared(struct suspender *s)
 }
 
 /*
+ * Every release of the gate: a barrier that found it taken hears of it. The
+ * count moves before the unlock, so an exit counted after a barrier's look
+ * is the exit of the holder that barrier found, or of a later one that saw
+ * the barrier's flag and wrote nothing.
+ */
+static void gate_leave(struct suspender *s)
+{
+	struct suspender_event ev = { .type = SUSPENDER_EVENT_GATE };
+	bool waiting;
+
+	pthread_mutex_lock(&s->lock);
+	ev.gate_exits = ++s->gate_exits;
+	waiting = s->gate_waiting;
+	s->gate_waiting = false;
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->gate);
+	if (waiting)
+		emit(s, &ev);
+}
+
+/*
  * Take the gate for a state write: the last look at the flags, then the
  * SUSPENDING event, all under the gate. Returns 0 with the gate held, 1 when
  * a lease or Disable() came first, or -ESHUTDOWN.
@@ -371,7 +395,7 @@ static int gate_enter(struct suspender *s)
 			r = 0;
 		pthread_mutex_unlock(&s->lock);
 		if (r != 0) {
-			pthread_mutex_unlock(&s->gate);
+			gate_leave(s);
 			return r;
 		}
 		/*
@@ -381,7 +405,7 @@ static int gate_enter(struct suspender *s)
 		 */
 		if (emit_now(s, &ev) != -EAGAIN)
 			return 0;
-		pthread_mutex_unlock(&s->gate);
+		gate_leave(s);
 		if (!wait_pipe_room(s))
 			return -ESHUTDOWN;
 	}
@@ -620,7 +644,7 @@ static int attempt(struct suspender *s, usec_t *ret_delay)
 	 */
 	m1 = s->now(CLOCK_MONOTONIC);
 	b1 = s->now(CLOCK_BOOTTIME);
-	pthread_mutex_unlock(&s->gate);
+	gate_leave(s);
 	rep.duration = b1 - b0;
 	/* CLOCK_BOOTTIME runs during suspend, CLOCK_MONOTONIC does not. */
 	rep.asleep = (b1 - b0) > (m1 - m0) ? (b1 - b0) - (m1 - m0) : 0;
@@ -682,7 +706,7 @@ static int soak_gate_enter(void *userdata, bool force)
 	out = s->stopping || (s->blocked && !force);
 	pthread_mutex_unlock(&s->lock);
 	if (out)
-		pthread_mutex_unlock(&s->gate);
+		gate_leave(s);
 	return out;
 }
 
@@ -690,7 +714,7 @@ static void soak_gate_leave(void *userdata)
 {
 	struct suspender *s = userdata;
 
-	pthread_mutex_unlock(&s->gate);
+	gate_leave(s);
 }
 
 /* Run the queued soak cycle, if any; false when there was none. */
@@ -776,11 +800,24 @@ int suspender_start(struct suspender *s)
 	return 0;
 }
 
-/* Wait until no state write is under way; the caller has closed the gate's flags. */
-static void gate_pass(struct suspender *s)
+uint64_t suspender_barrier(struct suspender *s)
 {
-	pthread_mutex_lock(&s->gate);
-	pthread_mutex_unlock(&s->gate);
+	uint64_t ticket;
+
+	pthread_mutex_lock(&s->lock);
+	ticket = s->gate_exits + 1;
+	s->gate_waiting = true;
+	pthread_mutex_unlock(&s->lock);
+	/*
+	 * Free now: nobody writes, and whoever takes the gate next sees the
+	 * caller's flag. The flag set above may then bring one event that
+	 * nobody waits for, which is harmless.
+	 */
+	if (pthread_mutex_trylock(&s->gate) == 0) {
+		pthread_mutex_unlock(&s->gate);
+		return 0;
+	}
+	return ticket;
 }
 
 void suspender_set_blocked(struct suspender *s, bool blocked)
@@ -791,8 +828,6 @@ void suspender_set_blocked(struct suspender *s, bool blocked)
 	if (!blocked)
 		pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	if (blocked)
-		gate_pass(s);
 }
 
 void suspender_set_blocked_by_kernel(struct suspender *s)
@@ -808,8 +843,6 @@ void suspender_set_enabled(struct suspender *s, bool enabled)
 	s->enabled = enabled;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	if (!enabled)
-		gate_pass(s);
 }
 
 void suspender_set_prepare(struct suspender *s, bool prepare)
@@ -854,8 +887,6 @@ void suspender_set_paused(struct suspender *s, bool paused)
 	s->paused = paused;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	if (paused)
-		gate_pass(s);
 }
 
 int suspender_soak(struct suspender *s, const struct soak_request *req)

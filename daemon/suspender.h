@@ -83,6 +83,7 @@ enum suspender_event_type {
 	SUSPENDER_EVENT_RESULT,
 	SUSPENDER_EVENT_PREPARE, /* free to suspend, waiting for suspender_set_prepare(false) */
 	SUSPENDER_EVENT_SOAK,  /* a soak cycle ended: soak holds its record */
+	SUSPENDER_EVENT_GATE,  /* the gate was left (gate_exits times): see suspender_barrier() */
 	_SUSPENDER_EVENT_TYPE_MAX,
 	_SUSPENDER_EVENT_TYPE_INVALID = -22,
 };
@@ -93,6 +94,7 @@ struct suspender_event {
 	struct suspend_report report;
 	struct soak_record soak;
 	uint64_t activity; /* PREPARE: the count of suspender_note_activity() calls when the thread asked */
+	uint64_t gate_exits; /* GATE */
 };
 
 struct suspender_params {
@@ -123,12 +125,10 @@ int suspender_stop(struct suspender *s, usec_t timeout);
 struct suspender *suspender_free(struct suspender *s);
 
 /*
- * Gate: blocked is true while any lease is held. Blocking (and disabling) is
- * a barrier: when the call returns, no state write is under way and none
- * will start until unblocked (enabled) again. If a state write is under way
- * the call waits until it returned, which is the whole suspend and resume
- * unless a kernel wake lock taken before makes the kernel abort it.
- * Unblocking and enabling return at once.
+ * Gate: blocked is true while any lease is held, enabled false after
+ * Disable(), paused true during a soak. Each only sets its flag and returns
+ * at once: no state write starts after the call, but one under way goes on.
+ * Unblocking and enabling wake the thread.
  */
 void suspender_set_blocked(struct suspender *s, bool blocked);
 /*
@@ -138,6 +138,15 @@ void suspender_set_blocked(struct suspender *s, bool blocked);
  */
 void suspender_set_blocked_by_kernel(struct suspender *s);
 void suspender_set_enabled(struct suspender *s, bool enabled);
+
+/*
+ * The barrier, after closing a flag above: whether a state write is under
+ * way. 0: none is, and none will start while the flag stays closed. A ticket
+ * (> 0): one may be; a SUSPENDER_EVENT_GATE with gate_exits >= ticket follows
+ * once it returned. Never waits: a state write can take as long as sync()
+ * does, and the main loop serves the bus meanwhile (gate-wait.h).
+ */
+uint64_t suspender_barrier(struct suspender *s);
 
 /*
  * A step the main loop must finish before the next state write (locking the
@@ -167,7 +176,7 @@ bool suspender_ask_stale(struct suspender *s, uint64_t seen);
 
 /*
  * Soak: while paused, the loop makes no attempt of its own; soak cycles run
- * one at a time on the thread. Pausing is a barrier like disabling. A soak
+ * one at a time on the thread. Pausing closes the gate like disabling. A soak
  * cycle runs whether or not the loop is enabled: it is asked for by name.
  * suspender_soak() returns -EBUSY while one is queued or running, and once
  * the thread picked it up its SUSPENDER_EVENT_SOAK follows.

@@ -17,6 +17,7 @@ package_files=(
 	/usr/sbin/autosleepd
 	/usr/bin/autosleepctl
 	/lib/systemd/system/autosleepd.service
+	/lib/systemd/system/autosleepd-hand-back.service
 	/usr/share/dbus-1/system.d/org.autosleep1.conf
 	/usr/share/dbus-1/system-services/org.autosleep1.service
 	/usr/share/dbus-1/interfaces/org.autosleep1.Manager.xml

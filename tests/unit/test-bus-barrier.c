@@ -94,8 +94,17 @@ static int teardown(void **state)
 	return 0;
 }
 
+#define BASE_CONFIG "[WakeLocks]\nStartupHoldSec=0\n[Logind]\nHonorInhibitors=no\n"
+
+static void start_inside_state_write_with(bool no_block_suspend, const char *config);
+
 /* Start the daemon with state a FIFO, answer its start-up read, and wait until it is inside the state write. */
 static void start_inside_state_write(bool no_block_suspend)
+{
+	start_inside_state_write_with(no_block_suspend, BASE_CONFIG);
+}
+
+static void start_inside_state_write_with(bool no_block_suspend, const char *config)
 {
 	pid_t writer;
 
@@ -111,8 +120,7 @@ static void start_inside_state_write(bool no_block_suspend)
 		_exit(fd >= 0 && write(fd, "freeze mem disk\n", 16) == 16 ? 0 : 1);
 	}
 	assert_true(harness_daemon_start(&h, &(struct harness_daemon_opts){
-		.config = "[WakeLocks]\nStartupHoldSec=0\n[Logind]\nHonorInhibitors=no\n",
-		.log = "barrier.log", .real = true, .no_block_suspend = no_block_suspend }) > 0);
+		.config = config, .log = "barrier.log", .real = true, .no_block_suspend = no_block_suspend }) > 0);
 	assert_int_equal(waitpid(writer, NULL, 0), writer);
 	/* Now it is inside the state write, blocked opening the FIFO: the kernel is "suspending". */
 	for (int i = 0; i < 500 && count_in_log("Writing mem to state") == 0; i++)
@@ -363,6 +371,205 @@ static void test_acquire_left_to_kernel_wake_lock(void **state)
 	check_left_to_kernel(wake_lock_written);
 }
 
+/*
+ * Another client's call, answered within timeout_ms while the daemon is in
+ * its state write: the main loop must not wait for the kernel. Returns how
+ * long the answer took, or fails.
+ */
+static usec_t served_meanwhile(int timeout_ms)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *b = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	char *st = NULL;
+	usec_t t0;
+	int r;
+
+	assert_int_equal(harness_open_client(&h, &b), 0);
+	assert_int_equal(sd_bus_set_method_call_timeout(b, (uint64_t)timeout_ms * USEC_PER_MSEC), 0);
+	t0 = now(CLOCK_MONOTONIC);
+	r = sd_bus_get_property_string(b, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", "State", &e, &st);
+	if (r < 0) {
+		fprintf(stderr, "# a bystander's Get(State) during the state write: %s (%s)\n", strerror(-r),
+			e.message ? e.message : "-");
+		fail();
+	}
+	fprintf(stderr, "# a bystander's Get(State) answered in %.1f ms during the state write: %s\n",
+		(double)(now(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC, st);
+	free(st);
+	return now(CLOCK_MONOTONIC) - t0;
+}
+
+/*
+ * A client that calls method, with no arguments or (SoakCycle) an empty
+ * a{sv}, and writes the reply's CLOCK_MONOTONIC, or "E <error name>".
+ */
+static int spawn_caller(const char *method)
+{
+	int replies[2];
+
+	assert_int_equal(pipe(replies), 0);
+	acquirer = fork();
+	assert_true(acquirer >= 0);
+	if (acquirer == 0) {
+		sd_bus_error e = SD_BUS_ERROR_NULL;
+		sd_bus *b;
+
+		close(replies[0]);
+		if (harness_open_client(&h, &b) < 0)
+			_exit(1);
+		(void)sd_bus_set_method_call_timeout(b, 60 * USEC_PER_SEC);
+		if ((strcmp(method, "SoakCycle") == 0
+			     ? sd_bus_call_method(b, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", method,
+						  &e, NULL, "a{sv}", 0)
+			     : sd_bus_call_method(b, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", method,
+						  &e, NULL, "")) < 0)
+			dprintf(replies[1], "E %s\n", e.name ? e.name : "?");
+		else
+			dprintf(replies[1], "%llu\n", (unsigned long long)now(CLOCK_MONOTONIC));
+		pause();
+		_exit(0);
+	}
+	close(replies[1]);
+	return replies[0];
+}
+
+/*
+ * The waiting acquire does not stall the loop: with only the gate to hold
+ * the machine, its answer waits for the write, and meanwhile every other
+ * client is served. On the old code the loop itself waited at the gate.
+ */
+static void test_bystander_served_while_acquire_waits(void **state)
+{
+	usec_t t_release, t_reply;
+	int replies;
+
+	(void)state;
+	start_inside_state_write(true);
+	assert_false(daemon_can_block_suspend());
+	replies = spawn_acquirer();
+	assert_int_equal(wait_reply(replies, 300), 0);
+	served_meanwhile(3000);
+	/* Still no answer for the acquirer: the write is still under way. */
+	assert_int_equal(wait_reply(replies, 200), 0);
+	t_release = let_write_through();
+	t_reply = wait_reply(replies, 5000);
+	assert_true(t_reply >= t_release);
+	assert_no_second_write();
+	finish(replies);
+}
+
+/* The bound: the acquire gives up with SuspendInProgress, takes no lock, and the gate opens again. */
+static void test_acquire_gives_up_after_bound(void **state)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *b = NULL;
+	char buf[128] = "";
+	usec_t t0, took;
+	int replies, n;
+
+	(void)state;
+	start_inside_state_write_with(true, BASE_CONFIG "[Suspend]\nWaitForResumeSec=1s\n");
+	t0 = now(CLOCK_MONOTONIC);
+	replies = spawn_acquirer();
+	/* The acquirer exits 1 on an error: its pipe closes without a time. */
+	assert_int_equal(poll(&(struct pollfd){ .fd = replies, .events = POLLIN }, 1, 5000), 1);
+	took = now(CLOCK_MONOTONIC) - t0;
+	n = (int)read(replies, buf, sizeof(buf) - 1);
+	assert_int_equal(n, 0);
+	fprintf(stderr, "# the acquire gave up after %.0f ms (WaitForResumeSec=1s)\n", (double)took / USEC_PER_MSEC);
+	assert_true(took >= USEC_PER_SEC);
+	assert_int_equal(count_in_log("waited 1000 ms for the suspend under way to return"), 1);
+	assert_int_equal(harness_open_client(&h, &b), 0);
+	assert_int_equal(harness_count_locks(b, "racer"), 0);
+	served_meanwhile(3000);
+	let_write_through();
+	/* Nothing holds: the daemon goes round and writes state again. */
+	for (int i = 0; i < 500 && count_in_log("Writing mem to state") < 2; i++)
+		usleep(10000);
+	assert_int_equal(count_in_log("Writing mem to state"), 2);
+	let_write_through();
+	finish(replies);
+}
+
+/*
+ * Disable() during the write, with a kernel lock the kernel enforces (it
+ * does not help here: nothing to abort for): its answer waits for the
+ * write to return, the knob goes back only then, and a bystander is served
+ * meanwhile. On the old code Disable() stalled the whole loop.
+ */
+static void test_disable_answered_after_write(void **state)
+{
+	usec_t t_release, t_reply;
+	int replies;
+	char *k;
+
+	(void)state;
+	fixture_write(h.dir, "sys/power/userspace_autosleep", "0\n");
+	start_inside_state_write(false);
+	k = fixture_read(h.dir, "sys/power/userspace_autosleep");
+	assert_int_equal(atoi(k), 1);
+	free(k);
+	replies = spawn_caller("Disable");
+	assert_int_equal(wait_reply(replies, 500), 0);
+	served_meanwhile(3000);
+	/* A suspend under way saw the knob set: it stays until the write returned. */
+	k = fixture_read(h.dir, "sys/power/userspace_autosleep");
+	assert_int_equal(atoi(k), 1);
+	free(k);
+	t_release = let_write_through();
+	t_reply = wait_reply(replies, 5000);
+	assert_true(t_reply >= t_release);
+	k = fixture_read(h.dir, "sys/power/userspace_autosleep");
+	assert_int_equal(atoi(k), 0);
+	free(k);
+	assert_no_second_write();
+	finish(replies);
+}
+
+/*
+ * SoakCycle during the loop's own state write: the pause it starts waits for
+ * that write, the loop serves everyone else meanwhile, and the cycle's own
+ * write comes only after the loop's returned. On the old code the loop
+ * waited at the gate inside the SoakCycle handler.
+ */
+static void test_soak_waits_for_loop_write(void **state)
+{
+	usec_t t_release, t_reply;
+	int replies;
+
+	(void)state;
+	start_inside_state_write(false);
+	replies = spawn_caller("SoakCycle");
+	assert_int_equal(wait_reply(replies, 500), 0);
+	served_meanwhile(3000);
+	assert_int_equal(count_in_log("Writing mem to state"), 1);
+	/*
+	 * Open the FIFO and keep it open for both writes: the loop's, then the
+	 * cycle's own, which may follow within microseconds.
+	 */
+	{
+		int fifo = open(state_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		char buf[32];
+		size_t got = 0;
+
+		t_release = now(CLOCK_MONOTONIC);
+		assert_true(fifo >= 0);
+		for (int i = 0; i < 1000 && got < 6; i++) {
+			int n = (int)read(fifo, buf + got, sizeof(buf) - 1 - got);
+
+			if (n > 0)
+				got += (size_t)n;
+			else
+				usleep(10000);
+		}
+		buf[got] = 0;
+		close(fifo);
+		assert_string_equal(buf, "memmem");
+	}
+	t_reply = wait_reply(replies, 10000);
+	assert_true(t_reply >= t_release);
+	finish(replies);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +577,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_acquire_left_to_kernel_epoll, setup_nowakelock, teardown),
 		cmocka_unit_test_setup_teardown(test_acquire_left_to_kernel_wake_lock, setup_wakelock, teardown),
 		cmocka_unit_test_setup_teardown(test_acquire_waits_when_kernel_lock_fails, setup_wakelock, teardown),
+		cmocka_unit_test_setup_teardown(test_bystander_served_while_acquire_waits, setup_nowakelock, teardown),
+		cmocka_unit_test_setup_teardown(test_acquire_gives_up_after_bound, setup_nowakelock, teardown),
+		cmocka_unit_test_setup_teardown(test_disable_answered_after_write, setup_wakelock, teardown),
+		cmocka_unit_test_setup_teardown(test_soak_waits_for_loop_write, setup_wakelock, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

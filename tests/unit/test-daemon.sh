@@ -167,5 +167,35 @@ check "no suspend before StartupHoldSec=1500ms has passed (first state write aft
 check "the start-up hold is logged as an expired lease" \
 	"grep -q \"Lease [0-9]* 'autosleepd.startup' of autosleepd ended: expired\" $log" "$log"
 
+# 7. Once the daemon is gone: ExecStopPost= (--restore-knob) disarms the
+# wakeup_count check with a value that is never a count; the OnFailure= unit
+# (--hand-back) also removes our kernel wake locks, of the configured name.
+root=$(fixture sysfs-basic)
+log=$tmp/stoppost.log
+echo 12 > "$root/sys/power/wakeup_count"
+"$AUTOSLEEPD" --root "$root" --restore-knob > "$log" 2>&1; status=$?
+check "--restore-knob: exit status 0" "[ $status -eq 0 ]" "$log"
+check "--restore-knob: the wakeup_count check is disarmed" \
+	"[ \"\$(cat $root/sys/power/wakeup_count)\" = 4294967295 ]" "$log"
+log=$tmp/handback.log
+echo 12 > "$root/sys/power/wakeup_count"
+echo "mine mine.activity autosleepd other" > "$root/sys/power/wake_lock"
+: > "$root/sys/power/wake_unlock"
+printf '[Suspend]\nWakeLockName=mine\n' > "$root/mine.conf"
+"$AUTOSLEEPD" --root "$root" --config "$root/mine.conf" --hand-back > "$log" 2>&1; status=$?
+check "--hand-back: exit status 0" "[ $status -eq 0 ]" "$log"
+check "--hand-back: both locks of WakeLockName=mine removed, nobody else's" \
+	"grep -q \"Handed the machine back: 2 kernel wake locks of 'mine' removed, wakeup_count check disarmed\" $log" "$log"
+check "--hand-back: the last lock unlocked is mine.activity" "[ \"\$(cat $root/sys/power/wake_unlock)\" = mine.activity ]" "$log"
+check "--hand-back: the wakeup_count check is disarmed" \
+	"[ \"\$(cat $root/sys/power/wakeup_count)\" = 4294967295 ]" "$log"
+# A broken configuration may be why the daemon failed: hand back the default name's locks all the same.
+log=$tmp/handback-bad.log
+echo "autosleepd other" > "$root/sys/power/wake_lock"
+printf '[Suspend]\nBogus=1\n' > "$root/bad.conf"
+"$AUTOSLEEPD" --root "$root" --config "$root/bad.conf" --hand-back > "$log" 2>&1; status=$?
+check "--hand-back with a broken configuration: status 0, the default name's lock removed" \
+	"[ $status -eq 0 ] && grep -q \"1 kernel wake lock of 'autosleepd' removed\" $log" "$log"
+
 echo "1..$n"
 [ $failed -eq 0 ]

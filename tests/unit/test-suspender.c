@@ -268,6 +268,9 @@ static const struct sysfs_injector injector = { .read = fk_read, .write = fk_wri
 struct ctx {
 	char *dir;
 	struct suspender *s;
+	/* Events barrier() read past while it waited for the gate, for wait_event() to see first. */
+	struct suspender_event kept[16];
+	unsigned n_kept;
 };
 
 static struct suspender_params default_params(void)
@@ -326,6 +329,12 @@ static void wait_event(struct ctx *x, enum suspender_event_type type, struct sus
 {
 	usec_t end = now(CLOCK_MONOTONIC) + (usec_t)timeout_ms * MS;
 
+	while (x->n_kept > 0) {
+		*ret = x->kept[0];
+		memmove(x->kept, x->kept + 1, --x->n_kept * sizeof(x->kept[0]));
+		if (ret->type == type)
+			return;
+	}
 	for (;;) {
 		struct pollfd p = { .fd = suspender_get_fd(x->s), .events = POLLIN };
 		int r;
@@ -340,6 +349,36 @@ static void wait_event(struct ctx *x, enum suspender_event_type type, struct sus
 			fail_msg("no event of type %d within %d ms; trace: %s", type, timeout_ms, fk.trace);
 		poll(&p, 1, 10);
 	}
+}
+
+/*
+ * The main loop's barrier, after closing a flag: wait for the event that
+ * says the state write under way returned, keeping what comes before it.
+ * Returns the ticket (0: nothing was under way).
+ */
+static uint64_t barrier(struct ctx *x, int timeout_ms)
+{
+	uint64_t ticket = suspender_barrier(x->s);
+	usec_t end = now(CLOCK_MONOTONIC) + (usec_t)timeout_ms * MS;
+
+	while (ticket > 0) {
+		struct pollfd p = { .fd = suspender_get_fd(x->s), .events = POLLIN };
+		struct suspender_event ev;
+		int r = suspender_read_event(x->s, &ev);
+
+		assert_true(r >= 0);
+		if (r > 0 && ev.type == SUSPENDER_EVENT_GATE && ev.gate_exits >= ticket)
+			break;
+		if (r > 0 && ev.type != SUSPENDER_EVENT_GATE && x->n_kept < ELEMENTSOF(x->kept))
+			x->kept[x->n_kept++] = ev;
+		if (r > 0)
+			continue;
+		if (now(CLOCK_MONOTONIC) >= end)
+			fail_msg("no gate event for ticket %" PRIu64 " within %d ms; trace: %s", ticket, timeout_ms,
+				 fk.trace);
+		poll(&p, 1, 10);
+	}
+	return ticket;
 }
 
 static void wait_result(struct ctx *x, struct suspend_report *ret, int timeout_ms)
@@ -751,8 +790,9 @@ static void wait_state(struct ctx *x, enum suspender_state want)
 
 /*
  * Close the gate (block or disable) while a 400 ms state write is under way:
- * the call must return only after the write returned, and no write may start
- * until the gate opens again.
+ * the call returns at once (the main loop never waits for the kernel), the
+ * barrier's event comes only after the write returned, and no write may
+ * start until the gate opens again.
  */
 static void check_barrier_during_state_write(struct ctx *x, bool use_disable)
 {
@@ -770,6 +810,15 @@ static void check_barrier_during_state_write(struct ctx *x, bool use_disable)
 		suspender_set_enabled(x->s, false);
 	else
 		suspender_set_blocked(x->s, true);
+	/* The flag call never waits: the main loop must go on serving the bus during a long write. */
+	pthread_mutex_lock(&fk.lock);
+	end = fk.write_end;
+	pthread_mutex_unlock(&fk.lock);
+	if (end != 0)
+		fail_msg("closing the gate returned %lld ms after the 400 ms state write ended; trace %s",
+			 ((long long)now(CLOCK_MONOTONIC) - (long long)end) / 1000, fk.trace);
+	/* The barrier says a write is under way, and its event comes only once the write returned. */
+	assert_true(barrier(x, 3000) > 0);
 	t1 = now(CLOCK_MONOTONIC);
 	set_closed(true);
 	pthread_mutex_lock(&fk.lock);
@@ -778,9 +827,11 @@ static void check_barrier_during_state_write(struct ctx *x, bool use_disable)
 	writes = fk.state_writes;
 	pthread_mutex_unlock(&fk.lock);
 	if (writes != 1 || end == 0 || end > t1)
-		fail_msg("barrier returned at %+lld ms, state write %+lld..%+lld ms (%u writes done); trace %s",
+		fail_msg("barrier event at %+lld ms, state write %+lld..%+lld ms (%u writes done); trace %s",
 			 ((long long)t1 - (long long)t0) / 1000, begin ? ((long long)begin - (long long)t0) / 1000 : 0,
 			 end ? ((long long)end - (long long)t0) / 1000 : 0, writes, fk.trace);
+	/* Nothing under way any more, with the flag closed: the barrier passes at once. */
+	assert_int_equal(suspender_barrier(x->s), 0);
 	wait_result(x, &rep, 2000);
 	assert_int_equal(rep.result, SUSPEND_SUCCESS);
 
@@ -880,6 +931,7 @@ static void drain(struct ctx *x)
 {
 	struct suspender_event ev;
 
+	x->n_kept = 0;
 	while (suspender_read_event(x->s, &ev) > 0)
 		;
 }
@@ -903,6 +955,7 @@ static void check_barrier_stress(struct ctx *x, bool use_disable)
 			suspender_set_enabled(x->s, false);
 		else
 			suspender_set_blocked(x->s, true);
+		(void)barrier(x, 10000);
 		set_closed(true);
 		spin(30, &seed);
 		w0 = locked_state_writes();
@@ -1156,6 +1209,8 @@ static void test_disable_during_soak_read(void **state)
 	took = now(CLOCK_MONOTONIC) - t0;
 	fprintf(stderr, "# Disable() during a blocked soak read returned after %.1f ms\n", (double)took / MS);
 	assert_true(took < 100 * MS);
+	/* A read is no state write: the barrier does not wait for it. */
+	assert_int_equal(suspender_barrier(x->s), 0);
 	/* And a lease while the read blocks: no barrier to wait at either. */
 	t0 = now(CLOCK_MONOTONIC);
 	suspender_set_blocked(x->s, true);

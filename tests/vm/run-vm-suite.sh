@@ -60,7 +60,7 @@ main() {
 	cycles=5
 	counts=/dev/null
 	log_dir=${TMPDIR:-/tmp}/autosleep-vm-logs
-	scenarios=wireguard-and-crng,lease-blocks-suspend,timers,dbus-and-logind,activity,laptop,lid,sandbox,polkit,activation,strings,daemon-crash,watchdog,pm-test-race,bench,soak,knob,stock
+	scenarios=wireguard-and-crng,lease-blocks-suspend,timers,dbus-and-logind,activity,laptop,lid,sandbox,polkit,activation,strings,daemon-crash,hand-back,watchdog,pm-test-race,bench,soak,knob,stock
 	distro=0
 	race=100
 	soak_cycles=50

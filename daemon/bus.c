@@ -1020,12 +1020,46 @@ int bus_open(struct manager *m, const struct fdstore *stored, struct bus **ret)
 	return 0;
 }
 
+/*
+ * Every property flagged EMITS_CHANGE has its bit in changed_names[], and
+ * every name there is such a property: bus_emit_changed() aborts on a name
+ * it lacks, which may first happen long after start (a lid closing while a
+ * user's lock is held). Checked at start instead, so a missing entry stops
+ * the daemon, and every bus test, at once.
+ */
+static int check_changed_names(void)
+{
+	_Static_assert(ELEMENTSOF(changed_names) <= 8 * sizeof(((struct bus *)NULL)->changed),
+		       "one bit per changed_names[] entry");
+	size_t matched = 0;
+
+	for (const sd_bus_vtable *v = manager_vtable; v->type != _SD_BUS_VTABLE_END; v++) {
+		bool found = false;
+
+		if (v->type != _SD_BUS_VTABLE_PROPERTY || !(v->flags & SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE))
+			continue;
+		for (size_t i = 0; i < ELEMENTSOF(changed_names) && !found; i++)
+			found = strcmp(changed_names[i], v->x.property.member) == 0;
+		if (!found)
+			return log_error_errno(-EINVAL, "Property %s emits changes but has no entry in changed_names[] "
+					       "(daemon/bus.c)", v->x.property.member);
+		matched++;
+	}
+	if (matched != ELEMENTSOF(changed_names))
+		return log_error_errno(-EINVAL, "changed_names[] (daemon/bus.c) names %zu properties, the vtable has "
+				       "%zu that emit changes", ELEMENTSOF(changed_names), matched);
+	return 0;
+}
+
 int bus_start(struct bus *b, unsigned max_locks, const char *store_dir, struct fdstore *stored)
 {
 	struct manager *m = b->manager;
 	int r;
 
 	b->max_locks = max_locks;
+	r = check_changed_names();
+	if (r < 0)
+		return r;
 	r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
 	if (r >= 0)
 		r = sd_bus_match_signal(b->bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",

@@ -11,7 +11,12 @@
 
 int hand_back_disarm(void)
 {
-	int r = sysfs_write(SYSFS_POWER_WAKEUP_COUNT, NEVER_A_COUNT);
+	int r;
+
+	/* Never blocks: this runs where nothing may hang (ExecStopPost=). */
+	r = sysfs_check_regular(SYSFS_POWER_WAKEUP_COUNT);
+	if (r >= 0)
+		r = sysfs_write(SYSFS_POWER_WAKEUP_COUNT, NEVER_A_COUNT);
 
 	/* EINVAL is the kernel saying "no match": the check is off now. */
 	if (r == -EINVAL || r >= 0 || r == -ENOENT)

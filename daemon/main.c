@@ -124,10 +124,10 @@ static int run(int argc, char *argv[])
 	/* After a stop or crash: the configuration does not matter, the saved value does. */
 	if (arg_restore_knob) {
 		_cleanup_free_ char *dir = manager_runtime_dir();
-		int k = knob_restore_saved(dir);
-
-		r = hand_back_disarm();
-		return k < 0 ? k : r;
+		/* The knob is this step's job; a check left armed is logged, and costs one failed suspend at most. */
+		r = knob_restore_saved(dir);
+		(void)hand_back_disarm();
+		return r;
 	}
 
 	if (arg_config) {

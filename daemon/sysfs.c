@@ -117,6 +117,20 @@ int sysfs_read_regular(const char *rel, char *buf, size_t size)
 	return read_fd(fd, buf, size);
 }
 
+int sysfs_check_regular(const char *rel)
+{
+	_cleanup_free_ char *p = NULL;
+	struct stat st;
+	int r;
+
+	r = sysfs_path(rel, &p);
+	if (r < 0)
+		return r;
+	if (stat(p, &st) < 0)
+		return negative_errno();
+	return S_ISREG(st.st_mode) ? 0 : -EBADFD;
+}
+
 int sysfs_write(const char *rel, const char *value)
 {
 	_cleanup_free_ char *p = NULL;

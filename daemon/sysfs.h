@@ -81,3 +81,9 @@ int sysfs_read_regular(const char *rel, char *buf, size_t size);
  * wakeup_count, EBUSY from state, ENOSPC from wake_lock).
  */
 int sysfs_write(const char *rel, const char *value);
+/*
+ * 0 if rel is a regular file, as every sysfs attribute is; -EBADFD if it is
+ * something else (a FIFO where a fixture has the attribute, on which a write
+ * would wait for a reader forever), or -errno.
+ */
+int sysfs_check_regular(const char *rel);

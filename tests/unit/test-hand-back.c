@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fixture.h"
@@ -104,6 +106,22 @@ static void test_disarm_refused(void **state)
 	assert_int_equal(hand_back_disarm(), 0);
 }
 
+/* A FIFO where the attribute should be: a write would wait for a reader forever, so none is made. */
+static void test_disarm_fifo(void **state)
+{
+	char path[512], *log;
+
+	snprintf(path, sizeof(path), "%s/%s", (char *)*state, SYSFS_POWER_WAKEUP_COUNT);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	stderr_capture_begin();
+	assert_int_equal(hand_back_disarm(), -EBADFD);
+	log = stderr_capture_end();
+	assert_non_null(strstr(log, "Failed to disarm the wakeup_count check"));
+	free(log);
+	assert_string_equal(fk.written, "");
+}
+
 static void test_hand_back_removes_ours(void **state)
 {
 	char *dir = *state;
@@ -137,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_disarm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disarm_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disarm_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hand_back_removes_ours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hand_back_without_wake_locks, setup, teardown),
 	};

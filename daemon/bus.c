@@ -386,9 +386,13 @@ static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_o
 						     .deadline = manager_deadline(timeout) },
 			    &x);
 	b->acquiring = false;
+	/*
+	 * Taken early for a lease that may not hold (a person's lock with the
+	 * lid closed): given back unless a lease holds now.
+	 */
+	manager_kernel_lock_settle(mgr);
 	if (r < 0) {
 		safe_close(p[0]);
-		manager_kernel_lock_settle(mgr);
 		return r;
 	}
 	r = bus_lock_attach(b, x, p[0]);
@@ -741,9 +745,12 @@ static int method_soak_cycle(sd_bus_message *m, void *userdata, sd_bus_error *er
 	usec_t watchdog = SOAK_WATCHDOG_DEFAULT_USEC;
 	int r;
 
-	r = verify_manage(mgr, m, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;
+	/* Back after its pause waited for a state write: authorized then, not asked again. */
+	if (!gate_wait_known(mgr->bus->gate_waits, m)) {
+		r = verify_manage(mgr, m, error);
+		if (r <= 0)
+			return r < 0 ? r : 1;
+	}
 	/* After polkit: the check re-enters this handler, which reads the options from the top. */
 	r = parse_soak_options(m, &req, &watchdog, error);
 	if (r < 0)

@@ -126,6 +126,11 @@ static struct gate_wait *wait_find(struct gate_waits *g, sd_bus_message *m)
 	return NULL;
 }
 
+bool gate_wait_known(struct gate_waits *g, sd_bus_message *m)
+{
+	return wait_find(g, m) != NULL;
+}
+
 int gate_wait_resume(struct gate_waits *g, sd_bus_message *m)
 {
 	struct gate_wait *w = wait_find(g, m);

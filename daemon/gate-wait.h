@@ -46,6 +46,8 @@ struct gate_waits *gate_waits_free(struct gate_waits *g);
  * not wait; -ETIME, the bound passed first (any hold ended).
  */
 int gate_wait_resume(struct gate_waits *g, sd_bus_message *m);
+/* Whether m waits or waited here, without taking it off: for a handler that must skip its checks first. */
+bool gate_wait_known(struct gate_waits *g, sd_bus_message *m);
 
 /*
  * After the caller closed its flag: 1 when no state write is under way (with

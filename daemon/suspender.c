@@ -37,7 +37,12 @@ struct suspender {
 	 * NFS mount never stalls the bus. Lock order: gate, then lock.
 	 */
 	pthread_mutex_t gate;
-	/* Under lock: how often the gate was left, and whether a barrier waits for the next time. */
+	/*
+	 * Under lock: how often the gate was taken (counted with the look at
+	 * the flags) and left (counted before the unlock), and whether a
+	 * barrier waits for the next exit. entries > exits: a holder is in.
+	 */
+	uint64_t gate_entries;
 	uint64_t gate_exits;
 	bool gate_waiting;
 	bool blocked;
@@ -354,10 +359,8 @@ static int wait_prepared(struct suspender *s)
 }
 
 /*
- * Every release of the gate: a barrier that found it taken hears of it. The
- * count moves before the unlock, so an exit counted after a barrier's look
- * is the exit of the holder that barrier found, or of a later one that saw
- * the barrier's flag and wrote nothing.
+ * Every release of the gate: a barrier that found a holder in hears of its
+ * exit. Counted before the unlock, so the next holder's entry comes after.
  */
 static void gate_leave(struct suspender *s)
 {
@@ -387,6 +390,7 @@ static int gate_enter(struct suspender *s)
 	for (;;) {
 		pthread_mutex_lock(&s->gate);
 		pthread_mutex_lock(&s->lock);
+		s->gate_entries++;
 		if (s->stopping)
 			r = -ESHUTDOWN;
 		else if (s->blocked || !s->enabled || s->paused || s->soak_pending)
@@ -703,6 +707,7 @@ static int soak_gate_enter(void *userdata, bool force)
 
 	pthread_mutex_lock(&s->gate);
 	pthread_mutex_lock(&s->lock);
+	s->gate_entries++;
 	out = s->stopping || (s->blocked && !force);
 	pthread_mutex_unlock(&s->lock);
 	if (out)
@@ -802,21 +807,20 @@ int suspender_start(struct suspender *s)
 
 uint64_t suspender_barrier(struct suspender *s)
 {
-	uint64_t ticket;
+	uint64_t ticket = 0;
 
-	pthread_mutex_lock(&s->lock);
-	ticket = s->gate_exits + 1;
-	s->gate_waiting = true;
-	pthread_mutex_unlock(&s->lock);
 	/*
-	 * Free now: nobody writes, and whoever takes the gate next sees the
-	 * caller's flag. The flag set above may then bring one event that
-	 * nobody waits for, which is harmless.
+	 * A holder counted in looked at the flags before the caller closed
+	 * its own, and may be writing: wait for its exit, the next one. Not
+	 * counted in yet, it will look after, under this lock, and see the
+	 * flag: nothing to wait for.
 	 */
-	if (pthread_mutex_trylock(&s->gate) == 0) {
-		pthread_mutex_unlock(&s->gate);
-		return 0;
+	pthread_mutex_lock(&s->lock);
+	if (s->gate_entries > s->gate_exits) {
+		ticket = s->gate_entries;
+		s->gate_waiting = true;
 	}
+	pthread_mutex_unlock(&s->lock);
 	return ticket;
 }
 

@@ -824,6 +824,16 @@ uint64_t suspender_barrier(struct suspender *s)
 	return ticket;
 }
 
+uint64_t suspender_gate_holder(struct suspender *s)
+{
+	uint64_t entry;
+
+	pthread_mutex_lock(&s->lock);
+	entry = s->gate_entries > s->gate_exits ? s->gate_entries : 0;
+	pthread_mutex_unlock(&s->lock);
+	return entry;
+}
+
 void suspender_set_blocked(struct suspender *s, bool blocked)
 {
 	pthread_mutex_lock(&s->lock);

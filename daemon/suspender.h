@@ -149,6 +149,13 @@ void suspender_set_enabled(struct suspender *s, bool enabled);
 uint64_t suspender_barrier(struct suspender *s);
 
 /*
+ * Which entry into the gate holds it now (its number, from 1), or 0. Read
+ * only: a check that a lease taken during a state write did not come before
+ * that write's look at the flags (tests/unit/test-interleave.c).
+ */
+uint64_t suspender_gate_holder(struct suspender *s);
+
+/*
  * A step the main loop must finish before the next state write (locking the
  * sessions). While prepare is set, a thread that finds itself free to suspend
  * sends SUSPENDER_EVENT_PREPARE and waits, without writing wakeup_count or

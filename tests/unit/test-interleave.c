@@ -91,6 +91,15 @@ struct fake_kernel {
 	unsigned blocked_reads; /* wakeup_count reads that found a source active and waited */
 	unsigned rng;
 	char violation[512];
+	char held_by[128]; /* the lease whose LEASE_HELD came last: named in a violation */
+	/*
+	 * Where the fixture has no wake_lock, the daemon's kernel lock is an
+	 * epoll item this fake cannot see: a write under way when a lease came
+	 * may go through, as with a kernel that dropped EPOLLWAKEUP. held_entry
+	 * is that write's entry into the gate (0: none, or the lock is seen).
+	 */
+	bool sees_kernel_lock;
+	uint64_t held_entry;
 };
 
 static struct fake_kernel fk = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -228,6 +237,8 @@ static int fk_read(void *userdata, const char *rel, char *buf, size_t size)
 static int fk_state_write(void)
 {
 	usec_t t = now(CLOCK_MONOTONIC);
+	/* On the suspender thread, inside the gate: this write's entry. */
+	uint64_t entry = suspender_gate_holder(m->suspender);
 	unsigned ms;
 	int r;
 
@@ -250,9 +261,11 @@ static int fk_state_write(void)
 		r = -EBUSY;
 	} else {
 		fk.suspends++;
-		if (fk.held && !fk.violation[0])
+		/* Only the write that had looked at the flags before the lease came may go on. */
+		if (fk.held && (fk.held_entry == 0 || fk.held_entry != entry) && !fk.violation[0])
 			snprintf(fk.violation, sizeof(fk.violation),
-				 "safety: suspend #%u went through while a lease was held", fk.suspends);
+				 "safety: suspend #%u went through while a lease was held (%s)", fk.suspends,
+				 fk.held_by);
 		/* The wakeup that ends the suspend is an event of its own. */
 		fk.count++;
 		r = 0;
@@ -322,11 +335,19 @@ static const struct sysfs_injector injector = { .read = fk_read, .write = fk_wri
 /* The registry's last observer: "held" after the gate closed, "unheld" before it opens (reverse order). */
 static void on_lease(struct leases *l, enum lease_event ev, struct lease *x, const char *reason, void *userdata)
 {
+	uint64_t entry;
+
 	(void)l, (void)x, (void)reason, (void)userdata;
 	if (ev != LEASE_HELD && ev != LEASE_UNHELD)
 		return;
+	/* Before fk.lock: the suspender thread takes its own lock while holding ours. */
+	entry = suspender_gate_holder(m->suspender);
 	pthread_mutex_lock(&fk.lock);
 	fk.held = ev == LEASE_HELD;
+	if (fk.held) {
+		snprintf(fk.held_by, sizeof(fk.held_by), "%s", x && x->name ? x->name : "?");
+		fk.held_entry = fk.sees_kernel_lock ? 0 : entry;
+	}
 	pthread_mutex_unlock(&fk.lock);
 }
 
@@ -792,6 +813,8 @@ static int world_start(uint64_t seed, const char *fixture, int defer, int sessio
 		r = sysfs_set_root(h.dir);
 	if (r < 0)
 		return setup_failed("loading the configuration", r);
+	snprintf(path, sizeof(path), "%s/sys/power/wake_lock", h.dir);
+	fk.sees_kernel_lock = access(path, F_OK) == 0;
 	r = fake_login1_start(&fake, h.address);
 	if (r >= 0)
 		r = fake_login1_defer(&fake, defer);

@@ -308,15 +308,13 @@ static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_o
 	pid_t pid;
 
 	/* Back after waiting for a state write: it was authorized then, and holds the gate since. */
-	r = gate_wait_resume(b->gate_waits, m);
-	if (r == -ETIME)
-		return sd_bus_error_setf(error, BUS_ERROR_SUSPEND_IN_PROGRESS,
-					 "A suspend under way did not return within %" PRIu64 " ms (WaitForResumeSec=), "
-					 "and the kernel does not enforce our kernel lock: no wake lock taken",
-					 (uint64_t)(mgr->config.wait_for_resume / USEC_PER_MSEC));
+	r = gate_wait_resume(b->gate_waits, m,
+			     "the kernel does not enforce our kernel lock, so no wake lock was taken; try again", error);
 	if (r < 0)
 		return r;
-	if (r > 0)
+	if (r == GATE_PARKED)
+		return 1;
+	if (r == GATE_PASSED)
 		hold = b->gate_waits;
 
 	r = sd_bus_message_read(m, "sst", &name, &why, &timeout);
@@ -641,16 +639,14 @@ static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *e
 	bool enable = strcmp(sd_bus_message_get_member(m), "Enable") == 0;
 
 	/* Back after waiting for the state write under way: it was authorized and applied then. */
-	r = gate_wait_resume(mgr->bus->gate_waits, m);
-	if (r == -ETIME)
-		return sd_bus_error_setf(error, BUS_ERROR_SUSPEND_IN_PROGRESS,
-					 "The suspend under way did not return within %" PRIu64 " ms (WaitForResumeSec=); "
-					 "autosleep is %s, and no new suspend starts while it is disabled",
-					 (uint64_t)(mgr->config.wait_for_resume / USEC_PER_MSEC),
-					 mgr->enabled ? "enabled again" : "disabled");
+	r = gate_wait_resume(mgr->bus->gate_waits, m,
+			     mgr->enabled ? "autosleep is enabled again" : "autosleep is disabled, and no new suspend starts",
+			     error);
 	if (r < 0)
 		return r;
-	if (r == 0) {
+	if (r == GATE_PARKED)
+		return 1;
+	if (r == GATE_FRESH) {
 		r = verify_manage(mgr, m, error);
 		if (r <= 0)
 			return r < 0 ? r : 1;

@@ -11,8 +11,6 @@
 #define BUS_PATH "/org/autosleep1"
 #define BUS_INTERFACE "org.autosleep1.Manager"
 #define BUS_ERROR_NO_SUCH_WAKE_LOCK "org.autosleep1.Error.NoSuchWakeLock"
-/* A call waited [Suspend] WaitForResumeSec= for a state write under way (gate-wait.h) and gave up. */
-#define BUS_ERROR_SUSPEND_IN_PROGRESS "org.autosleep1.Error.SuspendInProgress"
 
 /* Upper bound on leases from all D-Bus clients together, whatever the per-user quota; lowered to fit RLIMIT_NOFILE. */
 #define BUS_LOCKS_MAX WAKE_LOCKS_MAX

@@ -83,6 +83,7 @@ static void wait_redispatch(struct gate_wait *w)
 	w->timer = sd_event_source_disable_unref(w->timer);
 	if (peers_redispatch(w->m) >= 0)
 		return;
+	peers_give_up(g->peers, w->m);
 	if (w->hold && w->state == WAIT_PASSED)
 		hold_end(g);
 	wait_unlink(w);
@@ -131,29 +132,27 @@ bool gate_wait_known(struct gate_waits *g, sd_bus_message *m)
 	return wait_find(g, m) != NULL;
 }
 
-int gate_wait_resume(struct gate_waits *g, sd_bus_message *m)
+int gate_wait_resume(struct gate_waits *g, sd_bus_message *m, const char *outcome, sd_bus_error *error)
 {
 	struct gate_wait *w = wait_find(g, m);
-	int r;
 
 	if (!w)
-		return 0;
-	switch (w->state) {
-	case WAIT_PASSED:
-		/* The hold, if any, goes to the caller. */
-		r = 1;
-		break;
-	case WAIT_TIMED_OUT:
-		r = -ETIME;
-		break;
-	case WAIT_WAITING:
-	default:
-		/* Dispatched again by someone else while it waits: it keeps waiting. */
+		return GATE_FRESH;
+	if (w->state == WAIT_WAITING) {
+		/* Dispatched again by someone else while it waits: it keeps waiting, and its sender behind it. */
 		peers_wait(g->peers, m);
-		return 0;
+		return GATE_PARKED;
+	}
+	if (w->state == WAIT_PASSED) {
+		/* The hold, if any, goes to the caller. */
+		wait_unlink(w);
+		return GATE_PASSED;
 	}
 	wait_unlink(w);
-	return r;
+	(void)sd_bus_error_setf(error, BUS_ERROR_SUSPEND_IN_PROGRESS,
+				"A suspend under way did not return within %" PRIu64 " ms (WaitForResumeSec=): %s",
+				(uint64_t)(g->bound / USEC_PER_MSEC), outcome);
+	return -ETIME;
 }
 
 int gate_wait(struct gate_waits *g, sd_bus_message *m, bool hold, sd_bus_error *error)
@@ -207,11 +206,6 @@ void gate_wait_unhold(struct gate_waits *g)
 unsigned gate_wait_holds(const struct gate_waits *g)
 {
 	return g ? g->holds : 0;
-}
-
-unsigned gate_waits_count(const struct gate_waits *g)
-{
-	return g ? g->n : 0;
 }
 
 struct gate_waits *gate_waits_free(struct gate_waits *g)

@@ -40,12 +40,22 @@ int gate_waits_new(sd_event *event, struct suspender *s, struct peers *peers, us
 /* Every waiting call is answered with an error: the daemon is stopping. */
 struct gate_waits *gate_waits_free(struct gate_waits *g);
 
+/* A call waited [Suspend] WaitForResumeSec= for a state write under way and gave up. */
+#define BUS_ERROR_SUSPEND_IN_PROGRESS "org.autosleep1.Error.SuspendInProgress"
+
+enum gate_resume {
+	GATE_FRESH,  /* m did not wait: run the checks, then gate_wait() */
+	GATE_PASSED, /* the state write returned; m owns a hold if it asked for one (gate_wait_unhold()) */
+	GATE_PARKED, /* m still waits (dispatched again by someone else): no answer yet, return 1 */
+};
+
 /*
- * Whether m comes round after a wait: 1, the state write returned (and m
- * owns a hold if it asked for one: gate_wait_unhold() once done); 0, m did
- * not wait; -ETIME, the bound passed first (any hold ended).
+ * Whether m comes round after a wait: an enum gate_resume, or -ETIME with
+ * error set to SuspendInProgress when the bound passed first (any hold
+ * ended); outcome says what that means for the caller ("no wake lock
+ * taken").
  */
-int gate_wait_resume(struct gate_waits *g, sd_bus_message *m);
+int gate_wait_resume(struct gate_waits *g, sd_bus_message *m, const char *outcome, sd_bus_error *error);
 /* Whether m waits or waited here, without taking it off: for a handler that must skip its checks first. */
 bool gate_wait_known(struct gate_waits *g, sd_bus_message *m);
 
@@ -66,7 +76,6 @@ static inline void gate_wait_unholdp(struct gate_waits **g)
 
 /* Holds in force: the suspender's blocked flag stays closed while any is. */
 unsigned gate_wait_holds(const struct gate_waits *g);
-unsigned gate_waits_count(const struct gate_waits *g);
 
 /* SUSPENDER_EVENT_GATE: every call waiting for fewer exits goes on. */
 void gate_waits_passed(struct gate_waits *g, uint64_t gate_exits);

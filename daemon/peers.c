@@ -378,8 +378,10 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
 	x->known = r >= 0;
 	if (x->known) {
 		log_debug("Credentials of %s: uid %u, pid %d", x->name, (unsigned)x->uid, (int)x->pid);
-		if (x->busy && peers_redispatch(x->busy) < 0)
+		if (x->busy && peers_redispatch(x->busy) < 0) {
 			x->busy = sd_bus_message_unref(x->busy);
+			release_parked(x);
+		}
 		return 0;
 	}
 	m = TAKE_PTR(x->busy);
@@ -464,6 +466,17 @@ void peers_wait(struct peers *p, sd_bus_message *m)
 	/* Callers asked peers_get() first, so the entry is there. */
 	if (x)
 		peer_hold(x, m, x->running_seq);
+}
+
+void peers_give_up(struct peers *p, sd_bus_message *m)
+{
+	const char *sender = sd_bus_message_get_sender(m);
+	struct peer *x = sender ? peer_find(p, sender) : NULL;
+
+	if (!x || x->busy != m)
+		return;
+	x->busy = sd_bus_message_unref(x->busy);
+	release_parked(x);
 }
 
 bool peers_in_group(const struct peers *p, sd_bus_message *m, gid_t gid)

@@ -51,6 +51,13 @@ void peers_wait(struct peers *p, sd_bus_message *m);
 int peers_redispatch(sd_bus_message *m);
 
 /*
+ * m, which waited (peers_wait()), was answered without coming round (its
+ * redispatch failed): its sender's held-back calls go on, else they would
+ * wait for it for ever.
+ */
+void peers_give_up(struct peers *p, sd_bus_message *m);
+
+/*
  * Whether m's sender, whose credentials peers_get() returned, is in group
  * gid (any of its groups, as the bus tells them: UnixGroupIDs). False for
  * (gid_t)-1, and when the bus does not tell.

@@ -121,16 +121,13 @@ int soak_session_cycle(struct manager *m, sd_bus_message *call, const struct soa
 	int resumed, r;
 
 	/* Back after the pause waited for the loop's own state write to return. */
-	resumed = gate_wait_resume(g, call);
-	if (resumed == -ETIME)
-		return sd_bus_error_setf(error, BUS_ERROR_SUSPEND_IN_PROGRESS,
-					 "Autosleep's own suspend under way did not return within %" PRIu64
-					 " ms (WaitForResumeSec=); autosleep stays paused for this client, try again",
-					 (uint64_t)(m->config.wait_for_resume / USEC_PER_MSEC));
+	resumed = gate_wait_resume(g, call, "autosleep stays paused for this client; try again", error);
 	if (resumed < 0)
 		return resumed;
+	if (resumed == GATE_PARKED)
+		return 1;
 	/* It left while it waited, and autosleep resumed then: nobody to soak for. */
-	if (resumed && (!m->soak_track || !sender || !sd_bus_track_contains(m->soak_track, sender)))
+	if (resumed == GATE_PASSED && (!m->soak_track || !sender || !sd_bus_track_contains(m->soak_track, sender)))
 		return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "The soak client left while its cycle waited");
 	/* A soak cycle is a real suspend: nothing a dry run may do. */
 	if (m->dry_run)
@@ -155,7 +152,7 @@ int soak_session_cycle(struct manager *m, sd_bus_message *call, const struct soa
 		suspender_set_paused(m->suspender, true);
 	}
 	/* The cycle starts once no attempt of the loop's own is under way. */
-	if (!resumed) {
+	if (resumed == GATE_FRESH) {
 		r = gate_wait(g, call, false, error);
 		if (r <= 0)
 			return r < 0 ? r : 1;

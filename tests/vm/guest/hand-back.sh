@@ -14,7 +14,10 @@
 #      here it was not armed (logind suspended), so the EBUSY the disarm
 #      prevents is shown by tests/unit/test-hand-back's fake kernel only;
 #   2. the shipped unit: autosleepd-hand-back.service runs, our lock is gone,
-#      and logind suspends.
+#      and logind suspends;
+#   3. the hand-back started while autosleepd runs, as systemd >= 254 does
+#      before every automatic restart: it skips itself, and the running
+#      daemon's kernel wake lock and a client's lock stay.
 set -u
 . /usr/lib/autosleep-vm/lib.sh
 
@@ -102,11 +105,31 @@ check "the shipped unit names the hand-back unit in OnFailure=" \
 	sh -c 'systemctl show -p OnFailure --value autosleepd.service | grep -qw autosleepd-hand-back.service'
 cursor=$(journalctl -n 1 -o cat --no-pager --show-cursor | sed -n 's/^-- cursor: //p')
 fail_for_good shipped
+# Exited (ExecMainCode 1) with status 0 and inactive again: Result= alone says success before any run.
+# (One property per call: systemctl show prints several in its own order.)
 check "autosleepd-hand-back.service ran to its end" \
-	wait_until 100 sh -c '[ "$(systemctl show -p Result --value autosleepd-hand-back.service)" = success ] &&
+	wait_until 100 sh -c 'u=autosleepd-hand-back.service
+		[ "$(systemctl show -p ActiveState --value $u)" = inactive ] &&
+		[ "$(systemctl show -p ExecMainCode --value $u)" = 1 ] &&
+		[ "$(systemctl show -p ExecMainStatus --value $u)" = 0 ] &&
 		journalctl -u autosleepd-hand-back.service --after-cursor="$0" -o cat --no-pager | grep -q "Handed the machine back"' "$cursor"
 journalctl -u autosleepd-hand-back.service --after-cursor="$cursor" -o cat --no-pager | sed 's/^/# hand-back: /'
 check "no kernel wake lock of autosleepd's is left ($(cat /sys/power/wake_lock))" eval '! ours_held'
 logind_suspend shipped succeeds
 recover
 check "autosleepd runs again afterwards" [ "$(systemctl is-active autosleepd.service)" = active ]
+
+# --- 3. a hand-back while autosleepd runs (systemd >= 254 starts it before each restart) ---
+autosleepctl hold --why "hand-back running" -- sleep 600 &
+holder=$!
+check "running: a lock is held and autosleepd's kernel wake lock with it" \
+	wait_until 50 eval '[ -n "$(lock_of "hand-back running")" ] && ours_held'
+cursor=$(journalctl -n 1 -o cat --no-pager --show-cursor | sed -n 's/^-- cursor: //p')
+systemctl start autosleepd-hand-back.service
+check "running: the hand-back skipped itself (autosleepd is not failed)" \
+	sh -c '! journalctl -u autosleepd-hand-back.service --after-cursor="$0" -o cat --no-pager | grep -q "Handed the machine back"' "$cursor"
+journalctl -u autosleepd-hand-back.service --after-cursor="$cursor" -o cat --no-pager | sed 's/^/# hand-back while running: /'
+check "running: autosleepd's kernel wake lock is still there ($(cat /sys/power/wake_lock))" ours_held
+check "running: the lock is still held" eval '[ -n "$(lock_of "hand-back running")" ]'
+kill "$holder" 2> /dev/null
+wait "$holder" 2> /dev/null

@@ -128,31 +128,12 @@ static void start_inside_state_write_with(bool no_block_suspend, const char *con
 	assert_int_equal(count_in_log("Writing mem to state"), 1);
 }
 
-/* A client that takes a lock, writes the CLOCK_MONOTONIC of the reply to the returned fd, and holds on. */
+static int spawn_caller(const char *method);
+
+/* A client that takes a lock, writes the CLOCK_MONOTONIC of the reply (or its error) to the returned fd, and holds on. */
 static int spawn_acquirer(void)
 {
-	int replies[2];
-
-	assert_int_equal(pipe(replies), 0);
-	acquirer = fork();
-	assert_true(acquirer >= 0);
-	if (acquirer == 0) {
-		sd_bus_error e = SD_BUS_ERROR_NULL;
-		sd_bus *b;
-		int fd;
-
-		close(replies[0]);
-		if (harness_open_client(&h, &b) < 0)
-			_exit(1);
-		if (harness_acquire(b, "racer", "barrier", 0, &fd, &e) != 1)
-			dprintf(replies[1], "E %s\n", e.name ? e.name : "?");
-		else
-			dprintf(replies[1], "%llu\n", (unsigned long long)now(CLOCK_MONOTONIC));
-		pause();
-		_exit(0);
-	}
-	close(replies[1]);
-	return replies[0];
+	return spawn_caller("AcquireWakeLock");
 }
 
 /* A reply line: the time of a success, or "E <error name>" (in error, NUL-terminated). */
@@ -422,8 +403,9 @@ static usec_t served_meanwhile(int timeout_ms)
 }
 
 /*
- * A client that calls method, with no arguments or (SoakCycle) an empty
- * a{sv}, and writes the reply's CLOCK_MONOTONIC, or "E <error name>".
+ * A client that calls method, with no arguments, (SoakCycle) an empty a{sv},
+ * or (AcquireWakeLock) for a lock "racer" it then holds, and writes the
+ * reply's CLOCK_MONOTONIC, or "E <error name>".
  */
 static int spawn_caller(const char *method)
 {
@@ -435,16 +417,21 @@ static int spawn_caller(const char *method)
 	if (acquirer == 0) {
 		sd_bus_error e = SD_BUS_ERROR_NULL;
 		sd_bus *b;
+		int fd, r;
 
 		close(replies[0]);
 		if (harness_open_client(&h, &b) < 0)
 			_exit(1);
 		(void)sd_bus_set_method_call_timeout(b, 60 * USEC_PER_SEC);
-		if ((strcmp(method, "SoakCycle") == 0
-			     ? sd_bus_call_method(b, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", method,
-						  &e, NULL, "a{sv}", 0)
-			     : sd_bus_call_method(b, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", method,
-						  &e, NULL, "")) < 0)
+		if (strcmp(method, "AcquireWakeLock") == 0)
+			r = harness_acquire(b, "racer", "barrier", 0, &fd, &e) == 1 ? 0 : -EIO;
+		else if (strcmp(method, "SoakCycle") == 0)
+			r = sd_bus_call_method(b, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", method, &e,
+					       NULL, "a{sv}", 0);
+		else
+			r = sd_bus_call_method(b, "org.autosleep1", "/org/autosleep1", "org.autosleep1.Manager", method, &e,
+					       NULL, "");
+		if (r < 0)
 			dprintf(replies[1], "E %s\n", e.name ? e.name : "?");
 		else
 			dprintf(replies[1], "%llu\n", (unsigned long long)now(CLOCK_MONOTONIC));

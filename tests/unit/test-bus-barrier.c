@@ -160,7 +160,7 @@ static usec_t read_reply(int fd, int timeout_ms, char *error, size_t size)
 /* The time of a successful reply, or 0 if none came within timeout_ms; an error reply fails the test. */
 static usec_t wait_reply(int fd, int timeout_ms)
 {
-	char error[200];
+	char error[256];
 	usec_t t = read_reply(fd, timeout_ms, error, sizeof(error));
 
 	if (error[0])

@@ -105,7 +105,35 @@ static int get_trivial_property(sd_bus *bus, const char *prop, char type, void *
 	return r < 0 ? bus_fail("read properties", &e, r) : 0;
 }
 
-/* Print ListWakeLocks(); as a table or a JSON array. */
+struct lock_state {
+	const char *state; /* NULL: a daemon before ListWakeLocksWithState */
+	int lid_closed;    /* -1: not said */
+};
+
+static int lock_state_entry(void *userdata, const char *key, sd_bus_message *m, const char *type)
+{
+	struct lock_state *st = userdata;
+	int b, r;
+
+	if (strcmp(key, "State") == 0 && strcmp(type, "s") == 0) {
+		r = sd_bus_message_read(m, "s", &st->state);
+		return r < 0 ? r : 1;
+	}
+	if (strcmp(key, "LidClosed") == 0 && strcmp(type, "b") == 0) {
+		r = sd_bus_message_read(m, "b", &b);
+		if (r < 0)
+			return r;
+		st->lid_closed = b;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Print ListWakeLocksWithState(), as a table or a JSON array; from a daemon
+ * that does not have it yet (an upgrade not restarted), ListWakeLocks()
+ * without the state.
+ */
 static int print_locks(sd_bus *bus, bool json)
 {
 	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -113,21 +141,35 @@ static int print_locks(sd_bus *bus, bool json)
 	const char *name, *why, *owner;
 	uint32_t uid, pid;
 	uint64_t since, deadline;
-	bool first_lock = true;
-	unsigned n = 0;
+	bool first_lock = true, with_state = true;
+	unsigned n = 0, waiting = 0;
 	int r;
 
-	r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListWakeLocks", &e, &reply, "");
+	r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListWakeLocksWithState", &e, &reply, "");
+	if (r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_METHOD)) {
+		sd_bus_error_free(&e);
+		with_state = false;
+		r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListWakeLocks", &e, &reply, "");
+	}
 	if (r < 0)
 		return bus_fail("list wake locks", &e, r);
-	r = sd_bus_message_enter_container(reply, 'a', "(sssuutt)");
+	r = sd_bus_message_enter_container(reply, 'a', with_state ? "(sssuutta{sv})" : "(sssuutt)");
 	if (r < 0)
 		return r;
 	if (json)
 		fputc('[', stdout);
-	while ((r = sd_bus_message_read(reply, "(sssuutt)", &name, &why, &owner, &uid, &pid, &since, &deadline)) > 0) {
+	while ((r = sd_bus_message_enter_container(reply, 'r', with_state ? "sssuutta{sv}" : "sssuutt")) > 0) {
+		struct lock_state st = { .lid_closed = -1 };
 		char s[32], d[32];
 
+		r = sd_bus_message_read(reply, "sssuutt", &name, &why, &owner, &uid, &pid, &since, &deadline);
+		if (r >= 0 && with_state)
+			r = bus_dict_walk(reply, lock_state_entry, &st);
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+		if (r < 0)
+			return r;
+		waiting += st.state && strcmp(st.state, "waiting-for-lid") == 0;
 		if (json) {
 			bool first = true;
 
@@ -139,22 +181,32 @@ static int print_locks(sd_bus *bus, bool json)
 			json_kv_u64(stdout, &first, "pid", pid);
 			json_kv_u64(stdout, &first, "since_usec", since);
 			json_kv_u64(stdout, &first, "deadline_usec", deadline);
+			if (st.state)
+				json_kv_string(stdout, &first, "state", st.state);
+			if (st.lid_closed >= 0)
+				json_kv_bool(stdout, &first, "lid_closed", st.lid_closed);
 			fputc('}', stdout);
 			continue;
 		}
 		if (n++ == 0)
-			printf("%-24s %-8s %-8s %-10s %-19s %-19s %s\n", "NAME", "UID", "PID", "OWNER", "SINCE", "DEADLINE",
-			       "WHY");
+			printf("%-24s %-8s %-8s %-10s %-19s %-19s %-8s %s\n", "NAME", "UID", "PID", "OWNER", "SINCE",
+			       "DEADLINE", "STATE", "WHY");
 		format_time(s, sizeof(s), since);
 		format_time(d, sizeof(d), deadline);
-		/* No owner: a lock restored from an earlier bus, whose unique names are gone. */
-		printf("%-24s %-8" PRIu32 " %-8" PRIu32 " %-10s %-19s %-19s %s\n", esc(name), uid, pid,
-		       owner[0] ? esc(owner) : "-", s, d, esc(why));
+		/*
+		 * No owner: a lock restored from an earlier bus, whose unique names are gone.
+		 * lid-wait: a person's lock while the lid is closed; it holds again once the lid opens.
+		 */
+		printf("%-24s %-8" PRIu32 " %-8" PRIu32 " %-10s %-19s %-19s %-8s %s\n", esc(name), uid, pid,
+		       owner[0] ? esc(owner) : "-", s, d,
+		       !st.state ? "-" : strcmp(st.state, "waiting-for-lid") == 0 ? "lid-wait" : esc(st.state), esc(why));
 	}
 	if (r < 0)
 		return r;
 	if (json)
 		fputc(']', stdout);
+	else if (waiting)
+		printf("\n%u wake lock%s, %u of them waiting for the lid to open.\n", n, n == 1 ? "" : "s", waiting);
 	else
 		printf("%s%u wake lock%s held.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
 	return 0;

@@ -458,43 +458,73 @@ static uint64_t boottime_to_realtime(usec_t t, usec_t b, usec_t r)
 	return t >= b ? r + (t - b) : r - MIN(r, b - t);
 }
 
-static int method_list_wake_locks(sd_bus_message *m, void *userdata, sd_bus_error *error)
+/*
+ * One row of ListWakeLocks, and with state its a{sv} too: "State" is "held",
+ * or "waiting-for-lid" for a person's lock while the lid is closed;
+ * "LidClosed" says whether it would hold with the lid closed.
+ */
+static int append_lock_row(sd_bus_message *reply, bool state, const char *name, const char *why, const char *owner,
+			   uid_t uid, pid_t pid, uint64_t since, uint64_t until, bool waits, bool lid)
 {
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	struct manager *mgr = userdata;
-	usec_t boot = now(CLOCK_BOOTTIME), real = now(CLOCK_REALTIME);
 	int r;
 
-	(void)error;
+	r = sd_bus_message_open_container(reply, 'r', state ? "sssuutta{sv}" : "sssuutt");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "sssuutt", name, why, owner, (uint32_t)uid, (uint32_t)pid, since, until);
+	if (r >= 0 && state)
+		r = sd_bus_message_append(reply, "a{sv}", 2, "State", "s", waits ? "waiting-for-lid" : "held",
+					  "LidClosed", "b", lid);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
+}
+
+static int list_wake_locks(sd_bus_message *m, struct manager *mgr, bool state)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	usec_t boot = now(CLOCK_BOOTTIME), real = now(CLOCK_REALTIME);
+	const char *name;
+	usec_t since, until;
+	int r;
+
 	r = sd_bus_message_new_method_return(m, &reply);
 	if (r < 0)
 		return r;
-	r = sd_bus_message_open_container(reply, 'a', "(sssuutt)");
+	r = sd_bus_message_open_container(reply, 'a', state ? "(sssuutta{sv})" : "(sssuutt)");
 	if (r < 0)
 		return r;
 	for (struct lease *x = mgr->leases.head; x; x = x->next) {
-		r = sd_bus_message_append(reply, "(sssuutt)", x->name, x->why, x->owner, (uint32_t)x->uid,
-					  (uint32_t)x->pid, (uint64_t)x->since_realtime,
-					  boottime_to_realtime(x->deadline, boot, real));
+		r = append_lock_row(reply, state, x->name, x->why, x->owner, x->uid, x->pid, x->since_realtime,
+				    boottime_to_realtime(x->deadline, boot, real), lease_waits_for_lid(&mgr->leases, x),
+				    x->lid);
 		if (r < 0)
 			return r;
 	}
-	{
-		const char *name;
-		usec_t since, until;
-
-		/* The activity hold timed by the kernel is a lock like any other to the user. */
-		if (activity_kernel_hold(mgr->activity, &name, &since, &until)) {
-			r = sd_bus_message_append(reply, "(sssuutt)", name, "user input", "autosleepd", 0u, (uint32_t)getpid(),
-						  boottime_to_realtime(since, boot, real), boottime_to_realtime(until, boot, real));
-			if (r < 0)
-				return r;
-		}
+	/* The activity hold timed by the kernel is a lock like any other to the user; it ends with the lid itself. */
+	if (activity_kernel_hold(mgr->activity, &name, &since, &until)) {
+		r = append_lock_row(reply, state, name, "user input", "autosleepd", 0, getpid(),
+				    boottime_to_realtime(since, boot, real), boottime_to_realtime(until, boot, real),
+				    false, true);
+		if (r < 0)
+			return r;
 	}
 	r = sd_bus_message_close_container(reply);
 	if (r < 0)
 		return r;
 	return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_wake_locks(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	(void)error;
+	return list_wake_locks(m, userdata, false);
+}
+
+static int method_list_wake_locks_with_state(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	(void)error;
+	return list_wake_locks(m, userdata, true);
 }
 
 static int append_suspend_stats(sd_bus_message *reply, struct manager *mgr)
@@ -919,6 +949,9 @@ static const sd_bus_vtable manager_vtable[] = {
 				method_release_wake_lock, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ListWakeLocks", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssuutt)", locks),
 				method_list_wake_locks, SD_BUS_VTABLE_UNPRIVILEGED),
+	/* The same rows, each with an a{sv} of its state: ListWakeLocks' signature stays as 0.1 had it. */
+	SD_BUS_METHOD_WITH_ARGS("ListWakeLocksWithState", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssuutta{sv})", locks),
+				method_list_wake_locks_with_state, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetStatistics", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sttttu)", locks, "a{sv}", suspend),
 				method_get_statistics, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Enable", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_set_enabled,

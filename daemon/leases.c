@@ -396,6 +396,11 @@ unsigned leases_waiting_for_lid(const struct leases *l)
 	return l->lid_closed ? l->n - l->n_lid : 0;
 }
 
+bool lease_waits_for_lid(const struct leases *l, const struct lease *x)
+{
+	return l->lid_closed && !x->lid;
+}
+
 int leases_release(struct leases *l, uint64_t id, const char *reason)
 {
 	struct lease *x = leases_find(l, id);

@@ -154,6 +154,8 @@ bool leases_holding(const struct leases *l);
 void leases_set_lid_closed(struct leases *l, bool closed);
 /* How many leases wait for the lid to open: none while it is open. */
 unsigned leases_waiting_for_lid(const struct leases *l);
+/* Whether x (one of l's) waits for the lid to open, rather than holding now. */
+bool lease_waits_for_lid(const struct leases *l, const struct lease *x);
 
 /* Release every lease whose deadline passed; returns the next deadline or USEC_INFINITY. */
 usec_t leases_expire(struct leases *l);

@@ -611,7 +611,7 @@ static void manager_lid_holds(struct manager *m)
 	/* The registry counts them; only the first is looked for, to name it. */
 	n = leases_waiting_for_lid(&m->leases);
 	for (const struct lease *x = m->leases.head; n > 0 && x && !first; x = x->next)
-		if (!x->lid)
+		if (lease_waits_for_lid(&m->leases, x))
 			first = x;
 	if (first)
 		log_info("Lid closed: %u wake lock%s of users wait%s for the lid to open (first '%s' of uid %u: %s); "

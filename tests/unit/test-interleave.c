@@ -959,6 +959,153 @@ static const char *logind_hold_why(void)
 	return x ? x->why : "";
 }
 
+static const char *logind_hold_name(void)
+{
+	struct lease *x = m->logind_lease ? leases_find(&m->leases, m->logind_lease) : NULL;
+
+	return x ? x->name : "";
+}
+
+/* What ListWakeLocksWithState says of one lock: its State and LidClosed. */
+struct listed {
+	const char *name;
+	bool answered, found, lid_closed;
+	char state[32];
+};
+
+static int on_listed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct listed *l = userdata;
+	const char *name;
+
+	(void)ret_error;
+	l->answered = true;
+	if (sd_bus_message_is_method_error(reply, NULL) ||
+	    sd_bus_message_enter_container(reply, 'a', "(sssuutta{sv})") <= 0)
+		return 0;
+	while (sd_bus_message_enter_container(reply, 'r', "sssuutta{sv}") > 0) {
+		const char *key, *state;
+		int b;
+
+		if (sd_bus_message_read(reply, "s", &name) < 0 || sd_bus_message_skip(reply, "ssuutt") < 0 ||
+		    sd_bus_message_enter_container(reply, 'a', "{sv}") < 0)
+			return 0;
+		while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
+			if (sd_bus_message_read(reply, "s", &key) < 0)
+				return 0;
+			if (strcmp(name, l->name) == 0 && strcmp(key, "State") == 0 &&
+			    sd_bus_message_read(reply, "v", "s", &state) >= 0) {
+				l->found = true;
+				snprintf(l->state, sizeof(l->state), "%s", state);
+			} else if (strcmp(name, l->name) == 0 && strcmp(key, "LidClosed") == 0 &&
+				   sd_bus_message_read(reply, "v", "b", &b) >= 0)
+				l->lid_closed = b;
+			else if (sd_bus_message_skip(reply, "v") < 0)
+				return 0;
+			if (sd_bus_message_exit_container(reply) < 0)
+				return 0;
+		}
+		if (sd_bus_message_exit_container(reply) < 0 || sd_bus_message_exit_container(reply) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* The State of name in ListWakeLocksWithState ("not listed", "no answer"); lid_closed gets its LidClosed. */
+static const char *listed_state(const char *name, bool *lid_closed)
+{
+	static struct listed l;
+
+	l = (struct listed){ .name = name };
+	if (sd_bus_call_method_async(client, NULL, HARNESS_NAME, HARNESS_PATH, HARNESS_IFACE, "ListWakeLocksWithState",
+				     on_listed, &l, "") < 0 ||
+	    !RUN_UNTIL(l.answered, 5 * USEC_PER_SEC))
+		return "no answer";
+	*lid_closed = l.lid_closed;
+	return l.found ? l.state : "not listed";
+}
+
+/* autosleepctl's output for args, run while the loop serves it (caller frees); NULL if it failed. */
+static char *ctl_output(const char *args)
+{
+	char path[PATH_MAX], cmd[PATH_MAX + 256], *out = NULL;
+	size_t len = 0;
+	int status = -1;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ctl.out", h.dir);
+	snprintf(cmd, sizeof(cmd), "exec '%s' %s > '%s'", getenv("AUTOSLEEPCTL"), args, path);
+	pid = fork();
+	if (pid < 0)
+		return NULL;
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (!RUN_UNTIL(waitpid(pid, &status, WNOHANG) == pid, 10 * USEC_PER_SEC)) {
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		return NULL;
+	}
+	f = fopen(path, "re");
+	if (!f || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || getdelim(&out, &len, '\0', f) < 0) {
+		free(out);
+		out = NULL;
+	}
+	if (f)
+		fclose(f);
+	return out;
+}
+
+/* The line of autosleepctl list that starts with name, and holds what; false if none does. */
+static bool ctl_line_has(const char *list, const char *name, const char *what)
+{
+	size_t n = strlen(name);
+
+	for (const char *line = list; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *end = strchrnul(line, '\n');
+
+		if (strncmp(line, name, n) == 0 && line[n] == ' ' && memmem(line, end - line, what, strlen(what)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * What the bus and autosleepctl list say of name: the state (and LidClosed)
+ * from ListWakeLocksWithState, and list's STATE column (lid-wait or held).
+ */
+static void check_listed(const char *when, const char *name, const char *state, bool lid_closed)
+{
+	bool lid = !lid_closed;
+	const char *got = listed_state(name, &lid);
+	_cleanup_free_ char *list = NULL, *json = NULL;
+	const char *obj;
+	char want[128];
+
+	if (strcmp(got, state) != 0 || lid != lid_closed)
+		fail("lid-inhibitors: %s, ListWakeLocksWithState says '%s' is %s (LidClosed %d), not %s (LidClosed %d)",
+		     when, name, got, lid, state, lid_closed);
+	list = ctl_output("list");
+	if (!list || !ctl_line_has(list, name, strcmp(state, "held") == 0 ? " held " : " lid-wait "))
+		fail("lid-inhibitors: %s, autosleepctl list does not mark '%s' %s:\n%s", when, name, state,
+		     strna(list));
+	else if (strcmp(state, "held") != 0 && !strstr(list, "1 of them waiting for the lid to open."))
+		fail("lid-inhibitors: %s, autosleepctl list does not count the lock that waits:\n%s", when, list);
+	snprintf(want, sizeof(want), "\"name\":\"%s\",", name);
+	json = ctl_output("list --json");
+	obj = json ? strstr(json, want) : NULL;
+	if (!obj) {
+		fail("lid-inhibitors: %s, autosleepctl list --json has no '%s': %s", when, name, strna(json));
+		return;
+	}
+	/* Its own object only: from its name to the first '}' (no name or why here holds one). */
+	snprintf(want, sizeof(want), "\"state\":\"%s\",\"lid_closed\":%s}", state, lid_closed ? "true" : "false");
+	if (!strchr(obj, '}') || !memmem(obj, strchr(obj, '}') + 1 - obj, want, strlen(want)))
+		fail("lid-inhibitors: %s, autosleepctl list --json lacks %s for '%s': %s", when, want, name, json);
+}
+
 /*
  * A closed lid overrides logind's idle inhibitors and users' sleep ones, as
  * logind's LidSwitchIgnoreInhibited=yes does; a system service's sleep
@@ -1008,6 +1155,8 @@ static int scenario_lid_inhibitors(void)
 	if (leases_waiting_for_lid(&m->leases) != 1)
 		fail("lid-inhibitors: %u wake locks wait for the lid, not uid 1000's one",
 		     leases_waiting_for_lid(&m->leases));
+	check_listed("lid closed", "user-build", "waiting-for-lid", false);
+	check_listed("lid closed", logind_hold_name(), "held", true);
 	event("fwupd lets go");
 	fake_login1_remove_inhibitor(&fake, "fwupd");
 	if (!RUN_UNTIL(suspends() > n, bound + 5 * USEC_PER_SEC))
@@ -1023,6 +1172,7 @@ static int scenario_lid_inhibitors(void)
 		     logind_hold_why());
 	if (leases_waiting_for_lid(&m->leases) != 0 || !leases_holding(&m->leases))
 		fail("lid-inhibitors: with the lid open again, uid 1000's wake lock still waits");
+	check_listed("lid open again", "user-build", "held", false);
 	(void)manager_release(m, user->id, "released");
 	fflush(stdout);
 	return world_stop("scenario lid-inhibitors");

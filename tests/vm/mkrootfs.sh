@@ -47,7 +47,8 @@ main() {
 	# polkitd: the polkit scenario checks org.autosleep1.policy for real.
 	# linux-image-amd64: the stock-kernel boot; it brings initramfs-tools,
 	# which also makes the initrd of the kernel packages installed below.
-	packages=systemd,systemd-sysv,dbus,udev,iproute2,wireguard-tools,iputils-ping,procps,util-linux,libevdev2,libsystemd0,zlib1g,kmod,polkitd,linux-image-amd64,initramfs-tools
+	# openssh: the lid scenario's remote session is a real SSH login.
+	packages=systemd,systemd-sysv,dbus,udev,iproute2,wireguard-tools,iputils-ping,procps,util-linux,libevdev2,libsystemd0,zlib1g,kmod,polkitd,linux-image-amd64,initramfs-tools,openssh-server,openssh-client
 	suite=bookworm
 	sources=/etc/apt/sources.list.d/debian.sources
 	[ -f "$sources" ] || sources=/etc/apt/sources.list
@@ -169,6 +170,8 @@ main() {
 		apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer; do
 		ln -sf /dev/null "$root/etc/systemd/system/$u"
 	done
+	# sshd only where a scenario starts it (lid): not in every boot.
+	systemctl --root="$root" disable ssh.service 2>&1 | sed 's/^/mkrootfs: /' >&2
 	passwd_hash='*'
 	sed -i "s|^root:[^:]*:|root:$passwd_hash:|" "$root/etc/shadow"
 

@@ -15,9 +15,12 @@
 #      LidSwitchIgnoreInhibited=yes does, but not a system service's sleep
 #      inhibitor (root's here, as fwupd takes while it flashes);
 #   6. a user's wake lock waits for the lid to open (alice, whom a polkit rule
-#      lets take locks, is refused --lid-closed by the shipped defaults), and
-#      one taken with --lid-closed holds (bob, whom a rule grants every
-#      org.autosleep1 action, as the active session's owner has it);
+#      lets take locks, is refused --lid-closed by the shipped defaults; her
+#      lock comes from a real SSH login, a remote logind session without a
+#      seat, and autosleepctl list marks it lid-wait), and one taken with
+#      --lid-closed holds (bob, whom a rule grants every org.autosleep1
+#      action, as the active session's owner has it); carol, over SSH with
+#      no rule, gets no lock at all (a remote session is polkit's allow_any);
 #   7. HandleLid=no: the old behaviour, logind handles the lid (an external
 #      cycle) and a closed lid does not cut the idle period short.
 set -u
@@ -183,7 +186,32 @@ as_bg() {
 listed() { autosleepctl list | grep -q "^$1 "; }
 lid_waiting() { autosleepctl status --json | sed -n 's/.*"wake_locks_waiting_for_lid":\([0-9]*\).*/\1/p'; }
 lid_none() { [ "$(lid_waiting)" = 0 ]; }
-for u in alice bob; do id "$u" > /dev/null 2>&1 || useradd -m "$u"; done
+for u in alice bob carol; do id "$u" > /dev/null 2>&1 || useradd -m "$u"; done
+# A real remote session: sshd on the loopback, logins with root's key.
+# pam_systemd makes each login a logind session with Remote=yes and no seat.
+key=/root/.ssh/vmtest-lid
+install -d -m 0700 /root/.ssh
+[ -f "$key" ] || ssh-keygen -q -t ed25519 -N '' -f "$key"
+for u in alice carol; do
+	install -d -m 0700 -o "$u" -g "$u" "/home/$u/.ssh"
+	install -m 0600 -o "$u" -g "$u" "$key.pub" "/home/$u/.ssh/authorized_keys"
+done
+systemctl start ssh.service
+ssh_as() {
+	local u=$1
+	shift
+	ssh -n -i "$key" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-o LogLevel=ERROR "$u@127.0.0.1" "$@"
+}
+# remote_session USER: the id of USER's logind session that is remote and has no seat.
+remote_session() {
+	local id
+	for id in $(loginctl list-sessions --no-legend | awk -v u="$1" '$3 == u { print $1 }'); do
+		[ "$(loginctl show-session "$id" -p Remote --value)" = yes ] &&
+			[ -z "$(loginctl show-session "$id" -p Seat --value)" ] && { echo "$id"; return 0; }
+	done
+	return 1
+}
 rules=/etc/polkit-1/rules.d/50-autosleep-vmtest-lid.rules
 [ -d /etc/polkit-1/rules.d ] || install -d -m 0755 /etc/polkit-1/rules.d
 cat > "$rules" <<'RULES'
@@ -201,9 +229,17 @@ check "polkit's lid-closed action: the active session yes, inactive and any the 
 	sh -c 'printf "%s\n" "$1" | grep -q "implicit any: *auth_admin_keep" &&
 		printf "%s\n" "$1" | grep -q "implicit inactive: *auth_admin_keep" &&
 		printf "%s\n" "$1" | grep -q "implicit active: *yes"' sh "$pk"
-as_bg alice autosleepctl hold --name=alice-build --why="a user's build" -- sleep 300
+ssh_as alice "autosleepctl hold --name=alice-build --why=\"a user's build\" -- sleep 300" &
 alice_job=$!
-check "alice (uid $(id -u alice)) holds a wake lock" wait_until 100 listed alice-build
+check "alice (uid $(id -u alice)) holds a wake lock, taken over SSH" wait_until 100 listed alice-build
+check "from a remote logind session without a seat ($(remote_session alice))" remote_session alice
+check "which autosleepd does not count as a user at the screen" \
+	sh -c 'autosleepctl status | grep alice | grep -q "remote: does not count"'
+out=$(ssh_as carol autosleepctl hold --name=carol-remote -- true 2>&1)
+rc=$?
+check "carol over SSH, with no polkit rule, gets no wake lock (rc $rc: $out)" \
+	sh -c '[ "$1" -ne 0 ] && printf "%s\n" "$2" | grep -q "org.autosleep1.acquire-wake-lock)"' sh "$rc" "$out"
+check "and none is listed" sh -c '! autosleepctl list | grep -q carol-remote'
 out=$(as alice autosleepctl hold --lid-closed --name=alice-lid -- true 2>&1)
 rc=$?
 check "alice may not keep a closed lid awake: AccessDenied naming the lid-closed action (rc $rc: $out)" \
@@ -220,6 +256,13 @@ check "the closed lid suspends although alice's lock is held" wait_cycle "$s0" "
 check "and the journal says her lock waits for the lid" \
 	sh -c "journalctl -u autosleepd -o cat | grep -q \"Lid closed: 1 wake lock of users waits for the lid to open (first 'alice-build' of uid $(id -u alice)\""
 check "alice's lock is still listed" listed alice-build
+check "autosleepctl list marks it lid-wait and counts it" \
+	sh -c 'l=$(autosleepctl list); printf "%s\n" "$l" | grep "^alice-build " | grep -q " lid-wait " &&
+		printf "%s\n" "$l" | grep -q "1 of them waiting for the lid to open"'
+check "and list --json says waiting-for-lid" \
+	sh -c 'autosleepctl list --json | tr "{" "\n" | grep "\"name\":\"alice-build\"" |
+		grep -q "\"state\":\"waiting-for-lid\",\"lid_closed\":false"'
+autosleepctl list | sed 's/^/# [lid closed] /'
 check "autosleepctl status says it waits for the lid" \
 	sh -c 'autosleepctl status | grep -q "^Wake locks: .*(1 of users waits for the lid to open)"'
 check "and so does status --json ($(lid_waiting))" test "$(lid_waiting)" = 1
@@ -246,7 +289,13 @@ mark "release-timed lid-closed-lock-ends"
 kill "$bob_job"; wait "$bob_job" 2> /dev/null
 check "once bob's job ends, the closed lid suspends" wait_cycle "$s0" "$f0"
 lid open
-kill "$alice_job"; wait "$alice_job" 2> /dev/null
+check "with the lid open alice's lock holds again (list)" \
+	sh -c 'autosleepctl list | grep "^alice-build " | grep -q " held "'
+# Her SSH session ends as logout ends it: logind stops what it ran, and the lock goes with it.
+loginctl terminate-user alice
+check "alice's session ended, her lock is gone" wait_until 100 sh -c '! autosleepctl list | grep -q "^alice-build "'
+kill "$alice_job" 2> /dev/null; wait "$alice_job" 2> /dev/null
+systemctl stop ssh.service
 rm -f "$rules"
 systemctl restart polkit.service
 

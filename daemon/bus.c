@@ -343,12 +343,10 @@ static int acquire_wake_lock(sd_bus_message *m, struct manager *mgr, bool with_o
 		 * Without polkit only the admin's choice keeps the machine
 		 * awake: root, and the group [WakeLocks] Group= names.
 		 */
-		r = polkit_verify(&b->polkit, m, uid,
+		r = polkit_verify(&b->polkit, b->peers, m, uid,
 				  lid && !uid_is_system(uid) ? "org.autosleep1.acquire-wake-lock-lid-closed"
 							      : "org.autosleep1.acquire-wake-lock",
 				  peers_in_group(b->peers, m, mgr->wake_lock_gid), error);
-		if (r == 0)
-			peers_wait(b->peers, m);
 		if (r <= 0)
 			return r < 0 ? r : 1;
 	}
@@ -654,11 +652,7 @@ static int verify_manage(struct manager *mgr, sd_bus_message *m, sd_bus_error *e
 	r = peers_get(mgr->bus->peers, m, &uid, &pid);
 	if (r <= 0 || uid == 0)
 		return r;
-	r = polkit_verify(&mgr->bus->polkit, m, uid, "org.autosleep1.manage", false, error);
-	/* Hold the sender's later calls back until polkit answered and this one ran. */
-	if (r == 0)
-		peers_wait(mgr->bus->peers, m);
-	return r;
+	return polkit_verify(&mgr->bus->polkit, mgr->bus->peers, m, uid, "org.autosleep1.manage", false, error);
 }
 
 static int method_set_enabled(sd_bus_message *m, void *userdata, sd_bus_error *error)

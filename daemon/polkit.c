@@ -5,10 +5,13 @@
 
 #include "log.h"
 #include "macro.h"
+#include "peers.h"
 #include "polkit.h"
 
 /* One check per method call; answered ones wait for the call to come round again. */
 struct polkit_query {
+	struct polkit_registry *reg;
+	struct peers *peers; /* holds the sender's later calls back while this one waits */
 	sd_bus_message *call;
 	uid_t uid;
 	char *action;
@@ -81,18 +84,21 @@ static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 	q->answered = true;
 	q->result = r;
 	/* Run the method handler again from the start; this time polkit_verify() has the answer. */
-	r = sd_bus_message_rewind(q->call, true);
-	if (r >= 0)
-		r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(q->call), q->call);
-	if (r < 0) {
-		log_error_errno(r, "Failed to re-dispatch %s after the polkit check: %m",
-				strna(sd_bus_message_get_member(q->call)));
-		(void)sd_bus_reply_method_errno(q->call, r, NULL);
+	if (peers_redispatch(q->call) < 0) {
+		/* Answered with the error: it never comes round, so nothing waits for it any more. */
+		peers_give_up(q->peers, q->call);
+		for (struct polkit_query **p = &q->reg->queries; *p; p = &(*p)->next)
+			if (*p == q) {
+				*p = q->next;
+				break;
+			}
+		query_free(q);
 	}
 	return 0;
 }
 
-static int query_start(struct polkit_registry *reg, sd_bus_message *call, uid_t uid, const char *action)
+static int query_start(struct polkit_registry *reg, struct peers *peers, sd_bus_message *call, uid_t uid,
+		       const char *action)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
 	const char *sender = sd_bus_message_get_sender(call);
@@ -119,6 +125,8 @@ static int query_start(struct polkit_registry *reg, sd_bus_message *call, uid_t 
 		free(q);
 		return -ENOMEM;
 	}
+	q->reg = reg;
+	q->peers = peers;
 	q->call = sd_bus_message_ref(call);
 	q->uid = uid;
 	r = sd_bus_call_async(bus, &q->slot, m, on_reply, q, 25 * 1000 * 1000);
@@ -131,8 +139,8 @@ static int query_start(struct polkit_registry *reg, sd_bus_message *call, uid_t 
 	return 0;
 }
 
-int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, uid_t uid, const char *action,
-		  bool allow_without_polkit, sd_bus_error *error)
+int polkit_verify(struct polkit_registry **reg, struct peers *peers, sd_bus_message *call, uid_t uid,
+		  const char *action, bool allow_without_polkit, sd_bus_error *error)
 {
 	struct polkit_query **p, *q;
 	unsigned n = 0, n_uid = 0;
@@ -157,11 +165,15 @@ int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, uid_t uid,
 						 "Too many authorization checks wait for polkit: %u of uid %u, %u in all "
 						 "(at most %u and %u)",
 						 n_uid, (unsigned)uid, n, POLKIT_QUERIES_PER_UID_MAX, POLKIT_QUERIES_MAX);
-		r = query_start(*reg, call, uid, action);
-		return r < 0 ? r : 0;
+		r = query_start(*reg, peers, call, uid, action);
+		if (r < 0)
+			return r;
 	}
-	if (!q->answered)
-		return 0; /* a duplicate dispatch while the check runs: still waiting */
+	if (!q || !q->answered) {
+		/* Waiting (a duplicate dispatch too, which the filter let through): hold its sender's later calls. */
+		peers_wait(peers, call);
+		return 0;
+	}
 	*p = q->next;
 	r = q->result;
 	query_free(q);

@@ -14,16 +14,19 @@
  * ("system-bus-name"), never its PID, which could be recycled.
  */
 struct polkit_registry;
+struct peers;
 
 struct polkit_registry *polkit_registry_free(struct polkit_registry *reg);
 
 /*
  * 1: allowed; 0: the check is under way, return 1 from the handler without
  * replying; -EACCES with error set: denied. Without polkit on the bus the
- * answer is allow_without_polkit.
+ * answer is allow_without_polkit. While the check runs, peers holds the
+ * sender's later calls back (peers_wait()), so they keep their order; a call
+ * that cannot come round again is answered with the error, and lets them go.
  */
-int polkit_verify(struct polkit_registry **reg, sd_bus_message *call, uid_t uid, const char *action,
-		  bool allow_without_polkit, sd_bus_error *error);
+int polkit_verify(struct polkit_registry **reg, struct peers *peers, sd_bus_message *call, uid_t uid,
+		  const char *action, bool allow_without_polkit, sd_bus_error *error);
 
 /*
  * Checks in flight, per uid and in all. A check whose caller's own agent

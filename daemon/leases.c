@@ -17,28 +17,31 @@ void leases_init(struct leases *l)
 
 int leases_observe(struct leases *l, leases_observer_fn fn, void *userdata)
 {
-	if (l->n_observers >= LEASES_OBSERVERS_MAX)
-		return -ENOSPC;
-	l->observers[l->n_observers].fn = fn;
-	l->observers[l->n_observers].userdata = userdata;
-	l->n_observers++;
-	return 0;
+	return observers_add(&l->observers, (observer_fn)fn, userdata);
 }
 
 void leases_unobserve(struct leases *l, leases_observer_fn fn, void *userdata)
 {
-	for (unsigned i = 0; i < l->n_observers; i++)
-		if (l->observers[i].fn == fn && l->observers[i].userdata == userdata) {
-			memmove(&l->observers[i], &l->observers[i + 1], (l->n_observers - i - 1) * sizeof(l->observers[0]));
-			l->n_observers--;
-			return;
-		}
+	observers_remove(&l->observers, (observer_fn)fn, userdata);
+}
+
+struct lease_round {
+	struct leases *l;
+	enum lease_event ev;
+	struct lease *x;
+	const char *reason;
+};
+
+static void call_observer(observer_fn fn, void *userdata, void *ctx)
+{
+	const struct lease_round *r = ctx;
+
+	((leases_observer_fn)fn)(r->l, r->ev, r->x, r->reason, userdata);
 }
 
 static void notify(struct leases *l, enum lease_event ev, struct lease *x, const char *reason)
 {
-	for (unsigned i = 0; i < l->n_observers; i++)
-		l->observers[i].fn(l, ev, x, reason, l->observers[i].userdata);
+	observers_notify(&l->observers, false, call_observer, &(struct lease_round){ l, ev, x, reason });
 }
 
 /*
@@ -48,8 +51,7 @@ static void notify(struct leases *l, enum lease_event ev, struct lease *x, const
  */
 static void notify_reverse(struct leases *l, enum lease_event ev, struct lease *x, const char *reason)
 {
-	for (unsigned i = l->n_observers; i-- > 0;)
-		l->observers[i].fn(l, ev, x, reason, l->observers[i].userdata);
+	observers_notify(&l->observers, true, call_observer, &(struct lease_round){ l, ev, x, reason });
 }
 
 static void lease_free(struct lease *x)

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "hash.h"
+#include "observers.h"
 #include "time-util.h"
 
 /*
@@ -84,7 +85,7 @@ typedef void (*leases_observer_fn)(struct leases *l, enum lease_event ev, struct
 				   void *userdata);
 
 /* The daemon has five observers; tests add one. */
-#define LEASES_OBSERVERS_MAX 8
+#define LEASES_OBSERVERS_MAX OBSERVERS_MAX
 
 /* How many leases one uid holds; there are few uids, so a short array. */
 struct leases_uid {
@@ -108,11 +109,7 @@ struct leases {
 	unsigned n_stats;
 	struct leases_uid *uids;
 	unsigned n_uids, size_uids;
-	struct {
-		leases_observer_fn fn;
-		void *userdata;
-	} observers[LEASES_OBSERVERS_MAX];
-	unsigned n_observers;
+	struct observers observers;
 	usec_t (*now)(clockid_t clock);
 };
 

@@ -9,28 +9,31 @@
 
 int wake_observe(struct wake_observers *o, wake_observer_fn fn, void *userdata)
 {
-	if (o->n >= ELEMENTSOF(o->list))
+	if (observers_count(&o->list) >= WAKE_OBSERVERS_MAX)
 		return -ENOSPC;
-	o->list[o->n].fn = fn;
-	o->list[o->n].userdata = userdata;
-	o->n++;
-	return 0;
+	return observers_add(&o->list, (observer_fn)fn, userdata);
 }
 
 void wake_unobserve(struct wake_observers *o, wake_observer_fn fn, void *userdata)
 {
-	for (unsigned i = 0; i < o->n; i++)
-		if (o->list[i].fn == fn && o->list[i].userdata == userdata) {
-			memmove(&o->list[i], &o->list[i + 1], (o->n - i - 1) * sizeof(o->list[0]));
-			o->n--;
-			return;
-		}
+	observers_remove(&o->list, (observer_fn)fn, userdata);
+}
+
+struct wake_round {
+	enum wake_event ev;
+	struct wake *w;
+};
+
+static void call_observer(observer_fn fn, void *userdata, void *ctx)
+{
+	const struct wake_round *r = ctx;
+
+	((wake_observer_fn)fn)(r->ev, r->w, userdata);
 }
 
 static void wake_notify(struct wake_observers *o, enum wake_event ev, struct wake *w)
 {
-	for (unsigned i = 0; i < o->n; i++)
-		o->list[i].fn(ev, w, o->list[i].userdata);
+	observers_notify(&o->list, false, call_observer, &(struct wake_round){ ev, w });
 }
 
 void wake_identify(struct wake_observers *o, struct wake *w, char *reason, size_t size, usec_t now,

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "observers.h"
 #include "time-util.h"
 
 /*
@@ -33,11 +34,7 @@ typedef void (*wake_observer_fn)(enum wake_event ev, struct wake *w, void *userd
 #define WAKE_OBSERVERS_MAX 4
 
 struct wake_observers {
-	struct {
-		wake_observer_fn fn;
-		void *userdata;
-	} list[WAKE_OBSERVERS_MAX];
-	unsigned n;
+	struct observers list;
 };
 
 /* Called in the order added; -ENOSPC past WAKE_OBSERVERS_MAX. */

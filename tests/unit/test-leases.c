@@ -300,7 +300,7 @@ static void test_observer_limit(void **state)
 {
 	struct ctx *x = *state;
 
-	for (unsigned i = x->l.n_observers; i < LEASES_OBSERVERS_MAX; i++)
+	for (unsigned i = observers_count(&x->l.observers); i < LEASES_OBSERVERS_MAX; i++)
 		assert_int_equal(leases_observe(&x->l, on_event, x), 0);
 	assert_int_equal(leases_observe(&x->l, on_event, x), -ENOSPC);
 }

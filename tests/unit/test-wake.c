@@ -108,7 +108,7 @@ static void test_cap_and_leave(void **state)
 	/* One leaves from the middle: the others are still told, in order; leaving twice is harmless. */
 	wake_unobserve(&o, on_wake, &p[1]);
 	wake_unobserve(&o, on_wake, &p[1]);
-	assert_int_equal(o.n, WAKE_OBSERVERS_MAX - 1);
+	assert_int_equal(observers_count(&o.list), WAKE_OBSERVERS_MAX - 1);
 	wake_identify(&o, &w, reason, sizeof(reason), 0, 0, false);
 	wake_resumed(&o, &w);
 	assert_string_equal(p[0].seen, "IR:");

@@ -13,6 +13,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "bus-names.h"
 #include "bus-dict.h"
 #include "escape.h"
 #include "json.h"
@@ -20,9 +21,6 @@
 #include "macro.h"
 #include "time-util.h"
 
-#define BUS_NAME "org.autosleep1"
-#define BUS_PATH "/org/autosleep1"
-#define BUS_INTERFACE "org.autosleep1.Manager"
 
 static bool arg_json;
 static const char *arg_name;

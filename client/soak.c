@@ -15,15 +15,13 @@
 #include <systemd/sd-bus.h>
 #include <zlib.h>
 
+#include "bus-names.h"
 #include "bus-dict.h"
 #include "macro.h"
 #include "soak-report.h"
 #include "soak.h"
 #include "time-util.h"
 
-#define BUS_NAME "org.autosleep1"
-#define BUS_PATH "/org/autosleep1"
-#define BUS_INTERFACE "org.autosleep1.Manager"
 #define RTC_WAKEALARM "/sys/class/rtc/rtc0/wakealarm"
 #define KMSG "/dev/kmsg"
 /* One kernel log line, as much of it as a report needs. */

@@ -3,14 +3,11 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-names.h"
 #include "config.h"
 #include "leases.h"
 #include "suspender.h"
 
-#define BUS_NAME "org.autosleep1"
-#define BUS_PATH "/org/autosleep1"
-#define BUS_INTERFACE "org.autosleep1.Manager"
-#define BUS_ERROR_NO_SUCH_WAKE_LOCK "org.autosleep1.Error.NoSuchWakeLock"
 
 /* Upper bound on leases from all D-Bus clients together, whatever the per-user quota; lowered to fit RLIMIT_NOFILE. */
 #define BUS_LOCKS_MAX WAKE_LOCKS_MAX

@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "bus-names.h"
 #include "time-util.h"
 
 struct peers;
@@ -39,9 +40,6 @@ int gate_waits_new(sd_event *event, struct suspender *s, struct peers *peers, us
 		   void (*unheld)(void *userdata), void *userdata, struct gate_waits **ret);
 /* Every waiting call is answered with an error: the daemon is stopping. */
 struct gate_waits *gate_waits_free(struct gate_waits *g);
-
-/* A call waited [Suspend] WaitForResumeSec= for a state write under way and gave up. */
-#define BUS_ERROR_SUSPEND_IN_PROGRESS "org.autosleep1.Error.SuspendInProgress"
 
 enum gate_resume {
 	GATE_FRESH,  /* m did not wait: run the checks, then gate_wait() */

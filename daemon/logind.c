@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bus-signal.h"
+#include "bus-names.h"
 #include "escape.h"
 #include "log.h"
 #include "logind.h"
@@ -14,9 +15,6 @@
 #include "manager.h"
 #include "system-uid.h"
 
-#define LOGIND_NAME "org.freedesktop.login1"
-#define LOGIND_PATH "/org/freedesktop/login1"
-#define LOGIND_INTERFACE "org.freedesktop.login1.Manager"
 
 struct logind {
 	struct manager *manager;
@@ -160,7 +158,7 @@ static void logind_claim_lid(struct logind *l, const char *other)
 	}
 	if (l->lid_fd >= 0 || l->lid_pending)
 		return;
-	r = sd_bus_call_method_async(l->bus, NULL, LOGIND_NAME, LOGIND_PATH, LOGIND_INTERFACE, "Inhibit", on_lid_inhibit,
+	r = sd_bus_call_method_async(l->bus, NULL, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "Inhibit", on_lid_inhibit,
 				     l, "ssss", "handle-lid-switch:handle-suspend-key", "autosleepd",
 				     "autosleepd handles the lid and the sleep key", "block");
 	if (r < 0)
@@ -190,7 +188,7 @@ void logind_query_docked(struct logind *l)
 	l->docked_slot = sd_bus_slot_unref(l->docked_slot);
 	/* logind announces no change of Docked: ask when the lid closes. */
 	r = sd_bus_call_method_async(l->bus, &l->docked_slot, LOGIND_NAME, LOGIND_PATH, "org.freedesktop.DBus.Properties",
-				     "Get", on_docked, l, "ss", LOGIND_INTERFACE, "Docked");
+				     "Get", on_docked, l, "ss", LOGIND_MANAGER, "Docked");
 	if (r < 0) {
 		log_warning_errno(r, "Failed to ask logind whether we are docked: %m, assuming not");
 		manager_lid_docked(l->manager, false);
@@ -288,7 +286,7 @@ static void logind_refresh(struct logind *l)
 		return;
 	/* A newer answer supersedes an older question. */
 	l->list_slot = sd_bus_slot_unref(l->list_slot);
-	r = sd_bus_call_method_async(l->bus, &l->list_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_INTERFACE,
+	r = sd_bus_call_method_async(l->bus, &l->list_slot, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER,
 				     "ListInhibitors", on_list, l, "");
 	if (r < 0)
 		log_warning_errno(r, "Failed to ask logind for inhibitors: %m, ignoring");
@@ -358,7 +356,7 @@ void logind_set_held(struct logind *l, bool held)
 	}
 	if (l->inhibit_fd >= 0 || l->inhibit_pending)
 		return;
-	r = sd_bus_call_method_async(l->bus, NULL, LOGIND_NAME, LOGIND_PATH, LOGIND_INTERFACE, "Inhibit", on_inhibit, l,
+	r = sd_bus_call_method_async(l->bus, NULL, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "Inhibit", on_inhibit, l,
 				     "ssss", "sleep", "autosleepd", "Wake locks are held", "block");
 	if (r < 0)
 		log_warning_errno(r, "Failed to ask logind for a sleep inhibitor: %m, ignoring");

@@ -5,16 +5,12 @@
 #include <string.h>
 
 #include "bus-signal.h"
+#include "bus-names.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
 #include "sessions.h"
 
-#define LOGIND_NAME "org.freedesktop.login1"
-#define LOGIND_PATH "/org/freedesktop/login1"
-#define LOGIND_MANAGER "org.freedesktop.login1.Manager"
-#define LOGIND_SESSION "org.freedesktop.login1.Session"
-#define SESSION_PATH_PREFIX "/org/freedesktop/login1/session/"
 
 struct session {
 	struct sessions *s;
@@ -338,7 +334,7 @@ static void session_add(struct sessions *s, const char *path)
 	if (session_find(s, path))
 		return;
 	x = calloc(1, sizeof(*x));
-	if (!x || !(x->path = strdup(path)) || !(x->id = strdup(path + strlen(SESSION_PATH_PREFIX)))) {
+	if (!x || !(x->path = strdup(path)) || !(x->id = strdup(path + strlen(LOGIND_SESSION_PATH_PREFIX)))) {
 		session_free(x);
 		log_error_errno(-ENOMEM, "Out of memory tracking session %s", path);
 		return;
@@ -359,7 +355,8 @@ static int on_session_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 	if (!bus_signal_trusted(m))
 		return 0;
 	(void)ret_error;
-	if (sd_bus_message_read(m, "so", &id, &path) < 0 || strncmp(path, SESSION_PATH_PREFIX, strlen(SESSION_PATH_PREFIX)) != 0)
+	if (sd_bus_message_read(m, "so", &id, &path) < 0 ||
+	    strncmp(path, LOGIND_SESSION_PATH_PREFIX, strlen(LOGIND_SESSION_PATH_PREFIX)) != 0)
 		return 0;
 	session_add(userdata, path);
 	return 0;

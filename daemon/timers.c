@@ -7,17 +7,12 @@
 
 #include "leases.h"
 #include "bus-signal.h"
+#include "bus-names.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
 #include "timers.h"
 
-#define SYSTEMD_NAME "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
-#define SYSTEMD_TIMER "org.freedesktop.systemd1.Timer"
-#define SYSTEMD_UNIT "org.freedesktop.systemd1.Unit"
-#define UNIT_PATH_PREFIX "/org/freedesktop/systemd1/unit/"
 #define TIMER_LEASE_PREFIX "timer:"
 #define TIMER_CAPPED_MESSAGE_ID "MESSAGE_ID=7d0f6a2e95b84c1f8e3a6b5d2c9f1e47"
 /* The guard wakes us this close to its time: the kernel refuses from 2 s before the alarm. */
@@ -432,7 +427,7 @@ static bool is_timer_path(const char *path)
 {
 	size_t n = strlen(path);
 
-	return strncmp(path, UNIT_PATH_PREFIX, strlen(UNIT_PATH_PREFIX)) == 0 && n > 8 &&
+	return strncmp(path, SYSTEMD_UNIT_PATH_PREFIX, strlen(SYSTEMD_UNIT_PATH_PREFIX)) == 0 && n > 8 &&
 	       strcmp(path + n - 8, "_2etimer") == 0;
 }
 

@@ -8,12 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bus-names.h"
 #include "fake-login1.h"
 
-#define LOGIN1_NAME "org.freedesktop.login1"
-#define LOGIN1_PATH "/org/freedesktop/login1"
-#define LOGIN1_MANAGER "org.freedesktop.login1.Manager"
-#define LOGIN1_SESSION "org.freedesktop.login1.Session"
 
 static int method_list_sessions(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
@@ -62,7 +59,7 @@ static int method_list_inhibitors(sd_bus_message *m, void *userdata, sd_bus_erro
 
 static void inhibitors_changed(struct fake_login1 *f)
 {
-	(void)sd_bus_emit_properties_changed(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "BlockInhibited", NULL);
+	(void)sd_bus_emit_properties_changed(f->bus, LOGIND_PATH, LOGIND_MANAGER, "BlockInhibited", NULL);
 }
 
 static int method_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -192,7 +189,7 @@ static int method_lock_sessions(sd_bus_message *m, void *userdata, sd_bus_error 
 		if (s->gone)
 			continue;
 		s->lock_signals++;
-		(void)sd_bus_emit_signal(f->bus, s->path, LOGIN1_SESSION, "Lock", "");
+		(void)sd_bus_emit_signal(f->bus, s->path, LOGIND_SESSION, "Lock", "");
 		if (s->locker)
 			fake_session_set(s, "LockedHint", true);
 	}
@@ -274,9 +271,9 @@ int fake_login1_start(struct fake_login1 *f, const char *address)
 	(void)sd_bus_set_bus_client(f->bus, true);
 	r = sd_bus_start(f->bus);
 	if (r >= 0)
-		r = sd_bus_add_object_vtable(f->bus, NULL, LOGIN1_PATH, LOGIN1_MANAGER, manager_vtable, f);
+		r = sd_bus_add_object_vtable(f->bus, NULL, LOGIND_PATH, LOGIND_MANAGER, manager_vtable, f);
 	if (r >= 0)
-		r = sd_bus_request_name(f->bus, LOGIN1_NAME, 0);
+		r = sd_bus_request_name(f->bus, LOGIND_NAME, 0);
 	return r < 0 ? r : 0;
 }
 
@@ -327,11 +324,11 @@ struct fake_session *fake_login1_add(struct fake_login1 *f, const char *id, cons
 	snprintf(s->name, sizeof(s->name), "user%s", id);
 	snprintf(s->class, sizeof(s->class), "%s", class);
 	snprintf(s->type, sizeof(s->type), "%s", type);
-	if (sd_bus_add_object_vtable(f->bus, &s->slot, s->path, LOGIN1_SESSION, session_vtable, s) < 0)
+	if (sd_bus_add_object_vtable(f->bus, &s->slot, s->path, LOGIND_SESSION, session_vtable, s) < 0)
 		return NULL;
 	f->n++;
 	if (announce)
-		(void)sd_bus_emit_signal(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "SessionNew", "so", s->id, s->path);
+		(void)sd_bus_emit_signal(f->bus, LOGIND_PATH, LOGIND_MANAGER, "SessionNew", "so", s->id, s->path);
 	return s;
 }
 
@@ -348,7 +345,7 @@ void fake_login1_remove(struct fake_login1 *f, struct fake_session *s)
 		f->n--;
 	else
 		s->gone = true;
-	(void)sd_bus_emit_signal(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "SessionRemoved", "so", id, path);
+	(void)sd_bus_emit_signal(f->bus, LOGIND_PATH, LOGIND_MANAGER, "SessionRemoved", "so", id, path);
 }
 
 void fake_session_set(struct fake_session *s, const char *property, bool value)
@@ -359,12 +356,12 @@ void fake_session_set(struct fake_session *s, const char *property, bool value)
 							 : &s->locked;
 
 	*field = value;
-	(void)sd_bus_emit_properties_changed(s->f->bus, s->path, LOGIN1_SESSION, property, NULL);
+	(void)sd_bus_emit_properties_changed(s->f->bus, s->path, LOGIND_SESSION, property, NULL);
 }
 
 void fake_login1_prepare_for_sleep(struct fake_login1 *f, bool start)
 {
-	(void)sd_bus_emit_signal(f->bus, LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForSleep", "b", (int)start);
+	(void)sd_bus_emit_signal(f->bus, LOGIND_PATH, LOGIND_MANAGER, "PrepareForSleep", "b", (int)start);
 }
 
 void fake_session_set_string(struct fake_session *s, const char *property, const char *value)
@@ -372,7 +369,7 @@ void fake_session_set_string(struct fake_session *s, const char *property, const
 	char *field = strcmp(property, "Class") == 0 ? s->class : s->type;
 
 	snprintf(field, sizeof(s->type), "%s", value);
-	(void)sd_bus_emit_properties_changed(s->f->bus, s->path, LOGIN1_SESSION, property, NULL);
+	(void)sd_bus_emit_properties_changed(s->f->bus, s->path, LOGIND_SESSION, property, NULL);
 }
 
 static struct fake_session *session_by_path(struct fake_login1 *f, const char *path)
@@ -440,7 +437,7 @@ static int on_filter(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
 	(void)error;
 	if (!f->defer || !sd_bus_message_is_method_call(m, NULL, NULL) || !path ||
-	    strncmp(path, LOGIN1_PATH, strlen(LOGIN1_PATH)) != 0 || f->n_held >= FAKE_LOGIN1_HELD_MAX)
+	    strncmp(path, LOGIND_PATH, strlen(LOGIND_PATH)) != 0 || f->n_held >= FAKE_LOGIN1_HELD_MAX)
 		return 0;
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Introspectable", NULL) ||
 	    sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Peer", NULL))
@@ -489,7 +486,7 @@ void fake_login1_leave(struct fake_login1 *f)
 	if (f->away)
 		return;
 	f->away = true;
-	(void)sd_bus_release_name(f->bus, LOGIN1_NAME);
+	(void)sd_bus_release_name(f->bus, LOGIND_NAME);
 }
 
 void fake_login1_return(struct fake_login1 *f)
@@ -497,5 +494,5 @@ void fake_login1_return(struct fake_login1 *f)
 	if (!f->away)
 		return;
 	f->away = false;
-	(void)sd_bus_request_name(f->bus, LOGIN1_NAME, 0);
+	(void)sd_bus_request_name(f->bus, LOGIND_NAME, 0);
 }

@@ -4,12 +4,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bus-names.h"
 #include "fake-systemd1.h"
 
-#define SYSTEMD_NAME "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
-#define UNIT_PREFIX "/org/freedesktop/systemd1/unit/"
 
 static uint64_t clock_usec(clockid_t c)
 {
@@ -22,7 +19,7 @@ static uint64_t clock_usec(clockid_t c)
 /* systemd's bus_label_escape(): anything but [A-Za-z0-9] becomes _xx. */
 static void unit_path(const char *id, char *buf, size_t size)
 {
-	size_t n = snprintf(buf, size, "%s", UNIT_PREFIX);
+	size_t n = snprintf(buf, size, "%s", SYSTEMD_UNIT_PATH_PREFIX);
 
 	for (const char *p = id; *p && n + 4 < size; p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
@@ -75,7 +72,7 @@ static void emit_changed(struct fake_timer *t, bool unit)
 		return;
 	r = sd_bus_message_new_signal(t->f->bus, &m, t->path, "org.freedesktop.DBus.Properties", "PropertiesChanged");
 	if (r >= 0)
-		r = sd_bus_message_append(m, "s", unit ? "org.freedesktop.systemd1.Unit" : "org.freedesktop.systemd1.Timer");
+		r = sd_bus_message_append(m, "s", unit ? SYSTEMD_UNIT : SYSTEMD_TIMER);
 	if (r >= 0)
 		r = append_properties(m, t, unit, !unit);
 	if (r >= 0)

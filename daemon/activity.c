@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "activity.h"
+#include "event-util.h"
 #include "idle.h"
 #include "input-class.h"
 #include "log.h"
@@ -197,17 +198,12 @@ static void activity_input(struct activity *a, struct input_device *d)
 		activity_hold(a, a->m->config.idle_timeout);
 		return;
 	}
-	if (!a->flush_timer) {
-		r = sd_event_add_time(a->m->event, &a->flush_timer, CLOCK_MONOTONIC, refresh_limiter_due(&a->limiter), 0,
-				      on_flush, a);
-		if (r < 0)
-			log_warning_errno(r, "Failed to add refresh timer: %m, ignoring");
+	if (event_source_armed(a->flush_timer))
 		return;
-	}
-	if (sd_event_source_get_enabled(a->flush_timer, NULL) > 0)
-		return;
-	(void)sd_event_source_set_time(a->flush_timer, refresh_limiter_due(&a->limiter));
-	(void)sd_event_source_set_enabled(a->flush_timer, SD_EVENT_ONESHOT);
+	r = event_reset_time(a->m->event, &a->flush_timer, CLOCK_MONOTONIC, refresh_limiter_due(&a->limiter), 0,
+			     on_flush, a, false);
+	if (r < 0)
+		log_warning_errno(r, "Failed to arm the refresh timer: %m, ignoring");
 }
 
 static int on_unpause(sd_event_source *s, uint64_t usec, void *userdata)
@@ -239,18 +235,14 @@ static void device_pause(struct activity *a, struct input_device *d)
 	if (device_watch(d, false) < 0)
 		return;
 	d->paused = true;
-	if (!a->unpause_timer) {
-		r = sd_event_add_time(a->m->event, &a->unpause_timer, CLOCK_MONOTONIC, due, 0, on_unpause, a);
-		if (r < 0) {
-			d->paused = false;
-			(void)device_watch(d, true);
-		}
+	if (event_source_armed(a->unpause_timer))
 		return;
+	r = event_reset_time(a->m->event, &a->unpause_timer, CLOCK_MONOTONIC, due, 0, on_unpause, a, false);
+	if (r < 0) {
+		/* Nothing would wake it up again: read on unpaused. */
+		d->paused = false;
+		(void)device_watch(d, true);
 	}
-	if (sd_event_source_get_enabled(a->unpause_timer, NULL) > 0)
-		return;
-	(void)sd_event_source_set_time(a->unpause_timer, due);
-	(void)sd_event_source_set_enabled(a->unpause_timer, SD_EVENT_ONESHOT);
 }
 
 /* The lid and the sleep key are no user input: they say the user is gone or back. Returns true if ev was one. */

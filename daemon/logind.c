@@ -9,6 +9,7 @@
 #include "bus-signal.h"
 #include "bus-names.h"
 #include "escape.h"
+#include "event-util.h"
 #include "log.h"
 #include "logind.h"
 #include "macro.h"
@@ -218,11 +219,8 @@ void logind_watch_docked(struct logind *l, bool on)
 	 * shut would leave the machine awake in a bag. Ask again, as logind
 	 * itself re-checks a closed lid.
 	 */
-	if (!l->docked_timer)
-		r = sd_event_add_time_relative(sd_bus_get_event(l->bus), &l->docked_timer, CLOCK_MONOTONIC,
-					       LOGIND_DOCKED_RECHECK, USEC_PER_SEC, on_docked_timer, l);
-	else if ((r = sd_event_source_set_time_relative(l->docked_timer, LOGIND_DOCKED_RECHECK)) >= 0)
-		r = sd_event_source_set_enabled(l->docked_timer, SD_EVENT_ONESHOT);
+	r = event_reset_time(sd_bus_get_event(l->bus), &l->docked_timer, CLOCK_MONOTONIC, LOGIND_DOCKED_RECHECK,
+			     USEC_PER_SEC, on_docked_timer, l, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to arm the Docked re-check: %m; undocking with the lid shut goes unseen");
 }

@@ -13,6 +13,7 @@
 
 #include "activity.h"
 #include "bus.h"
+#include "event-util.h"
 #include "log.h"
 #include "logind.h"
 #include "kernel-lock.h"
@@ -70,13 +71,10 @@ static void manager_count_changed(struct manager *m)
 {
 	int r;
 
-	if (m->settle_source && sd_event_source_get_enabled(m->settle_source, NULL) > 0)
+	if (event_source_armed(m->settle_source))
 		return;
-	if (!m->settle_source)
-		r = sd_event_add_time_relative(m->event, &m->settle_source, CLOCK_MONOTONIC, SETTLE_DELAY,
-					       10 * USEC_PER_MSEC, on_settled, m);
-	else if ((r = sd_event_source_set_time_relative(m->settle_source, SETTLE_DELAY)) >= 0)
-		r = sd_event_source_set_enabled(m->settle_source, SD_EVENT_ONESHOT);
+	r = event_reset_time(m->event, &m->settle_source, CLOCK_MONOTONIC, SETTLE_DELAY, 10 * USEC_PER_MSEC,
+			     on_settled, m, true);
 	if (r < 0) {
 		/* Show it now rather than never. */
 		log_debug_errno(r, "Failed to arm the lease count timer: %m");
@@ -101,16 +99,8 @@ static void manager_arm_deadline(struct manager *m, const struct lease *leaving)
 			(void)sd_event_source_set_enabled(m->deadline_source, SD_EVENT_OFF);
 		return;
 	}
-	if (!m->deadline_source) {
-		/* CLOCK_BOOTTIME: a deadline passes while suspended too. */
-		r = sd_event_add_time(m->event, &m->deadline_source, CLOCK_BOOTTIME, next, 0, on_deadline, m);
-		if (r < 0)
-			log_error_errno(r, "Failed to add lease deadline timer: %m");
-		return;
-	}
-	r = sd_event_source_set_time(m->deadline_source, next);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(m->deadline_source, SD_EVENT_ONESHOT);
+	/* CLOCK_BOOTTIME: a deadline passes while suspended too. */
+	r = event_reset_time(m->event, &m->deadline_source, CLOCK_BOOTTIME, next, 0, on_deadline, m, false);
 	if (r < 0)
 		log_error_errno(r, "Failed to arm lease deadline timer: %m");
 }

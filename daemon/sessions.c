@@ -6,6 +6,7 @@
 
 #include "bus-signal.h"
 #include "bus-names.h"
+#include "event-util.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -511,11 +512,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	s->list_slot = sd_bus_slot_unref(s->list_slot);
 	for (struct session *x = s->list; x; x = x->next)
 		x->get_slot = sd_bus_slot_unref(x->get_slot);
-	if (!s->gone_timer)
-		r = sd_event_add_time_relative(sd_bus_get_event(s->bus), &s->gone_timer, CLOCK_MONOTONIC,
-					       LOGIND_GONE_HOLD, 0, on_logind_gone, s);
-	else if ((r = sd_event_source_set_time_relative(s->gone_timer, LOGIND_GONE_HOLD)) >= 0)
-		r = sd_event_source_set_enabled(s->gone_timer, SD_EVENT_ONESHOT);
+	r = event_reset_time(sd_bus_get_event(s->bus), &s->gone_timer, CLOCK_MONOTONIC, LOGIND_GONE_HOLD, 0,
+			     on_logind_gone, s, true);
 	if (r < 0)
 		on_logind_gone(NULL, 0, s);
 	lock_check(s);
@@ -585,11 +583,8 @@ void sessions_lock(struct sessions *s)
 		return;
 	}
 	/* CLOCK_MONOTONIC: the step is about awake time, and we are not suspending during it. */
-	if (!s->lock_timer)
-		r = sd_event_add_time_relative(sd_bus_get_event(s->bus), &s->lock_timer, CLOCK_MONOTONIC, s->lock_timeout,
-					       0, on_lock_timeout, s);
-	else if ((r = sd_event_source_set_time_relative(s->lock_timer, s->lock_timeout)) >= 0)
-		r = sd_event_source_set_enabled(s->lock_timer, SD_EVENT_ONESHOT);
+	r = event_reset_time(sd_bus_get_event(s->bus), &s->lock_timer, CLOCK_MONOTONIC, s->lock_timeout, 0,
+			     on_lock_timeout, s, true);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to arm the lock timeout: %m, suspending without waiting for locks");
 		lock_finish(s, LOCK_STEP_FAILED);

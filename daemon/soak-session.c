@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bus.h"
+#include "event-util.h"
 #include "gate-wait.h"
 #include "kernel-lock.h"
 #include "log.h"
@@ -169,8 +170,8 @@ int soak_session_cycle(struct manager *m, sd_bus_message *call, const struct soa
 	}
 	m->soak_call = sd_bus_message_ref(call);
 	/* Monotonic: time asleep does not count against the watchdog. */
-	r = sd_event_add_time_relative(m->event, &m->soak_watchdog, CLOCK_MONOTONIC,
-				       usec_add(req->read_timeout, watchdog), 0, on_watchdog, m);
+	r = event_reset_time(m->event, &m->soak_watchdog, CLOCK_MONOTONIC, usec_add(req->read_timeout, watchdog), 0,
+			     on_watchdog, m, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to arm the soak watchdog, ignoring: %m");
 	return 1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event-util.h"
 #include "leases.h"
 #include "bus-signal.h"
 #include "bus-names.h"
@@ -190,15 +191,8 @@ static void timer_update(struct timer *x)
 		timer_enter(x, TIMER_IDLE, NULL, 0);
 	if (due == 0 || t->p.guard == 0 || due == x->done_due || strcmp(x->sub_state, "waiting") != 0)
 		return;
-	if (!x->guard_source) {
-		if (sd_event_add_time(t->m->event, &x->guard_source, CLOCK_BOOTTIME, due - t->p.guard,
-				      TIMER_GUARD_ACCURACY, on_guard, x) < 0)
-			log_warning("Failed to arm the guard for timer %s, ignoring", x->id);
-		return;
-	}
-	r = sd_event_source_set_time(x->guard_source, due - t->p.guard);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(x->guard_source, SD_EVENT_ONESHOT);
+	r = event_reset_time(t->m->event, &x->guard_source, CLOCK_BOOTTIME, due - t->p.guard, TIMER_GUARD_ACCURACY,
+			     on_guard, x, false);
 	if (r < 0)
 		log_warning_errno(r, "Failed to arm the guard for timer %s: %m, ignoring", x->id);
 }

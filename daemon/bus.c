@@ -695,67 +695,73 @@ static bool word_listed(const char *const *list, const char *w)
 	return false;
 }
 
-/* SoakCycle's options, checked one by one: an unknown key or a bad value is named in the error. */
-static int parse_soak_options(sd_bus_message *m, struct soak_request *req, usec_t *ret_watchdog, sd_bus_error *error)
+struct soak_options {
+	struct soak_request *req;
+	usec_t watchdog;
+	sd_bus_error *error;
+};
+
+/* One of SoakCycle's options (bus_dict_walk()): an unknown key or a bad value is named in the error. */
+static int soak_option(void *userdata, const char *key, sd_bus_message *m, const char *type)
 {
 	static const char *const states[] = { "mem", "freeze", "standby", NULL };
 	static const char *const levels[] = { "none", "core", "processors", "platform", "devices", "freezer", NULL };
-	usec_t watchdog = SOAK_WATCHDOG_DEFAULT_USEC;
+	struct soak_options *o = userdata;
+	struct soak_request *req = o->req;
+	sd_bus_error *error = o->error;
+	const char *sval;
+	uint64_t t;
+	int b;
+
+	if (streq(key, "State") || streq(key, "PmTest")) {
+		bool is_state = streq(key, "State");
+
+		if (!streq(type, "s") || sd_bus_message_read(m, "s", &sval) < 0)
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s must be a string", key);
+		if (!word_listed(is_state ? states : levels, sval))
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid %s '%s'", key, sval);
+		snprintf(is_state ? req->state : req->pm_test, sizeof(req->state), "%s", sval);
+		return 1;
+	}
+	if (streq(key, "SleepUSec") || streq(key, "WakeAtUSec") || streq(key, "ReadTimeoutUSec") ||
+	    streq(key, "WatchdogUSec")) {
+		if (!streq(type, "t") || sd_bus_message_read(m, "t", &t) < 0)
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s must be a uint64 (t)", key);
+		if (streq(key, "SleepUSec"))
+			req->sleep = t;
+		else if (streq(key, "WakeAtUSec"))
+			req->wake_at = t;
+		else if (streq(key, "ReadTimeoutUSec") && t > 0 && t <= 3600 * USEC_PER_SEC)
+			req->read_timeout = t;
+		else if (streq(key, "WatchdogUSec") && t > 0 && t <= 24 * 3600 * USEC_PER_SEC)
+			o->watchdog = t;
+		else
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s %" PRIu64 " is out of range", key,
+						 t);
+		return 1;
+	}
+	if (streq(key, "Force")) {
+		if (!streq(type, "b") || sd_bus_message_read(m, "b", &b) < 0)
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Force must be a boolean");
+		req->force = b;
+		return 1;
+	}
+	return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown soak option '%s'", key);
+}
+
+/* SoakCycle's options, checked one by one. */
+static int parse_soak_options(sd_bus_message *m, struct soak_request *req, usec_t *ret_watchdog, sd_bus_error *error)
+{
+	struct soak_options o = { .req = req, .watchdog = SOAK_WATCHDOG_DEFAULT_USEC, .error = error };
 	int r;
 
 	*req = (struct soak_request){ .read_timeout = SOAK_READ_TIMEOUT_DEFAULT_USEC };
 	snprintf(req->state, sizeof(req->state), "mem");
-	r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	r = bus_dict_walk(m, soak_option, &o);
 	if (r < 0)
 		return r;
-	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-		const char *key, *sval;
-		uint64_t t;
-		int b;
-
-		r = sd_bus_message_read(m, "s", &key);
-		if (r < 0)
-			return r;
-		if (streq(key, "State") || streq(key, "PmTest")) {
-			bool is_state = streq(key, "State");
-
-			r = sd_bus_message_read(m, "v", "s", &sval);
-			if (r < 0)
-				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s must be a string", key);
-			if (!word_listed(is_state ? states : levels, sval))
-				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid %s '%s'", key, sval);
-			snprintf(is_state ? req->state : req->pm_test, sizeof(req->state), "%s", sval);
-		} else if (streq(key, "SleepUSec") || streq(key, "WakeAtUSec") || streq(key, "ReadTimeoutUSec") ||
-			   streq(key, "WatchdogUSec")) {
-			r = sd_bus_message_read(m, "v", "t", &t);
-			if (r < 0)
-				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s must be a uint64 (t)", key);
-			if (streq(key, "SleepUSec"))
-				req->sleep = t;
-			else if (streq(key, "WakeAtUSec"))
-				req->wake_at = t;
-			else if (streq(key, "ReadTimeoutUSec") && t > 0 && t <= 3600 * USEC_PER_SEC)
-				req->read_timeout = t;
-			else if (streq(key, "WatchdogUSec") && t > 0 && t <= 24 * 3600 * USEC_PER_SEC)
-				watchdog = t;
-			else
-				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-							 "%s %" PRIu64 " is out of range", key, t);
-		} else if (streq(key, "Force")) {
-			r = sd_bus_message_read(m, "v", "b", &b);
-			if (r < 0)
-				return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Force must be a boolean");
-			req->force = b;
-		} else
-			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown soak option '%s'", key);
-		r = sd_bus_message_exit_container(m);
-		if (r < 0)
-			return r;
-	}
-	if (r < 0)
-		return r;
-	*ret_watchdog = watchdog;
-	return sd_bus_message_exit_container(m);
+	*ret_watchdog = o.watchdog;
+	return 0;
 }
 
 static int method_soak_cycle(sd_bus_message *m, void *userdata, sd_bus_error *error)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-dict.h"
 #include "bus-signal.h"
 #include "hash.h"
 #include "log.h"
@@ -132,16 +133,13 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 
 _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "UnixGroupIDs is an array of uint32");
 
-/* The connection's groups, as the bus took them when it connected (SO_PEERGROUPS). */
+/* The connection's groups, as the bus took them when it connected (SO_PEERGROUPS); the variant is entered. */
 static int parse_gids(sd_bus_message *reply, struct peer *x)
 {
 	const void *p;
 	size_t n;
 	int r;
 
-	r = sd_bus_message_enter_container(reply, 'v', "au");
-	if (r < 0)
-		return r;
 	r = sd_bus_message_read_array(reply, 'u', &p, &n);
 	if (r < 0)
 		return r;
@@ -155,43 +153,43 @@ static int parse_gids(sd_bus_message *reply, struct peer *x)
 		memcpy(x->gids, p, n);
 		x->n_gids = (unsigned)(n / sizeof(uint32_t));
 	}
-	return sd_bus_message_exit_container(reply);
+	return 1;
+}
+
+struct credentials {
+	struct peer *x;
+	uint32_t uid, pid;
+};
+
+/* One entry of GetConnectionCredentials' a{sv} (bus_dict_walk()): 1 once read, 0 to skip it. */
+static int credentials_entry(void *userdata, const char *key, sd_bus_message *m, const char *type)
+{
+	struct credentials *c = userdata;
+	int r;
+
+	if (strcmp(key, "UnixUserID") == 0 || strcmp(key, "ProcessID") == 0) {
+		r = sd_bus_message_read(m, "u", key[0] == 'U' ? &c->uid : &c->pid);
+		return r < 0 ? r : 1;
+	}
+	if (strcmp(key, "UnixGroupIDs") == 0)
+		return parse_gids(m, c->x);
+	(void)type;
+	return 0;
 }
 
 static int parse_credentials(sd_bus_message *reply, struct peer *x, uid_t *ret_uid, pid_t *ret_pid)
 {
-	uint32_t uid = UINT32_MAX, pid = 0;
-	const char *key;
+	struct credentials c = { .x = x, .uid = UINT32_MAX };
 	int r;
 
-	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-	if (r < 0)
-		return r;
-	while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-		r = sd_bus_message_read(reply, "s", &key);
-		if (r < 0)
-			return r;
-		if (strcmp(key, "UnixUserID") == 0)
-			r = sd_bus_message_read(reply, "v", "u", &uid);
-		else if (strcmp(key, "ProcessID") == 0)
-			r = sd_bus_message_read(reply, "v", "u", &pid);
-		else if (strcmp(key, "UnixGroupIDs") == 0)
-			r = parse_gids(reply, x);
-		else
-			r = sd_bus_message_skip(reply, "v");
-		if (r < 0)
-			return r;
-		r = sd_bus_message_exit_container(reply);
-		if (r < 0)
-			return r;
-	}
+	r = bus_dict_walk(reply, credentials_entry, &c);
 	if (r < 0)
 		return r;
 	/* Every dbus-daemon knows the uid of a unix socket peer; without it we cannot apply quotas. */
-	if (uid == UINT32_MAX)
+	if (c.uid == UINT32_MAX)
 		return -ENODATA;
-	*ret_uid = (uid_t)uid;
-	*ret_pid = (pid_t)pid;
+	*ret_uid = (uid_t)c.uid;
+	*ret_pid = (pid_t)c.pid;
 	return 0;
 }
 

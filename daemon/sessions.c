@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bus-signal.h"
+#include "bus-dict.h"
 #include "bus-names.h"
 #include "event-util.h"
 #include "log.h"
@@ -198,9 +199,20 @@ static void session_remove(struct sessions *s, struct session *x)
 	session_free(x);
 }
 
-/* One property of a{sv}, from GetAll or PropertiesChanged; the message is at the variant. */
-static int session_read_property(struct session *x, sd_bus_message *m, const char *name, bool *ret_changed)
+struct session_read {
+	struct session *x;
+	bool *changed;
+};
+
+/*
+ * One property of a{sv}, from GetAll or PropertiesChanged, with its variant
+ * entered (bus_dict_walk()): 1 once read, 0 for one we do not use. A known
+ * name with a value of another type fails the whole read.
+ */
+static int session_read_property(void *userdata, const char *name, sd_bus_message *m, const char *type)
 {
+	struct session_read *ctx = userdata;
+	struct session *x = ctx->x;
 	const char *str;
 	int b, r;
 
@@ -211,29 +223,29 @@ static int session_read_property(struct session *x, sd_bus_message *m, const cha
 						       : NULL;
 
 	if (flag) {
-		r = sd_bus_message_read(m, "v", "b", &b);
+		r = sd_bus_message_read(m, "b", &b);
 		if (r < 0)
 			return r;
 		if (*flag != !!b)
-			*ret_changed = true;
+			*ctx->changed = true;
 		*flag = b;
-		return 0;
+		return 1;
 	}
 	if (strcmp(name, "Class") == 0 || strcmp(name, "Type") == 0) {
 		char *field = name[0] == 'C' ? x->class : x->type;
 
-		r = sd_bus_message_read(m, "v", "s", &str);
+		r = sd_bus_message_read(m, "s", &str);
 		if (r < 0)
 			return r;
 		snprintf(field, sizeof(x->class), "%s", str);
-		*ret_changed = true;
-		return 0;
+		*ctx->changed = true;
+		return 1;
 	}
 	if (strcmp(name, "Id") == 0 || strcmp(name, "Name") == 0) {
 		char **field = name[0] == 'I' ? &x->id : &x->user;
 		char *copy;
 
-		r = sd_bus_message_read(m, "v", "s", &str);
+		r = sd_bus_message_read(m, "s", &str);
 		if (r < 0)
 			return r;
 		copy = strdup(str);
@@ -241,37 +253,21 @@ static int session_read_property(struct session *x, sd_bus_message *m, const cha
 			return -ENOMEM;
 		free(*field);
 		*field = copy;
-		return 0;
+		return 1;
 	}
 	if (strcmp(name, "User") == 0) {
 		const char *path;
 
-		r = sd_bus_message_read(m, "v", "(uo)", &x->uid, &path);
-		return r < 0 ? r : 0;
+		r = sd_bus_message_read(m, "(uo)", &x->uid, &path);
+		return r < 0 ? r : 1;
 	}
-	return sd_bus_message_skip(m, "v");
+	(void)type;
+	return 0;
 }
 
 static int session_read_properties(struct session *x, sd_bus_message *m, bool *ret_changed)
 {
-	const char *name;
-	int r;
-
-	r = sd_bus_message_enter_container(m, 'a', "{sv}");
-	if (r < 0)
-		return r;
-	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-		r = sd_bus_message_read(m, "s", &name);
-		if (r >= 0)
-			r = session_read_property(x, m, name, ret_changed);
-		if (r >= 0)
-			r = sd_bus_message_exit_container(m);
-		if (r < 0)
-			return r;
-	}
-	if (r < 0)
-		return r;
-	return sd_bus_message_exit_container(m);
+	return bus_dict_walk(m, session_read_property, &(struct session_read){ x, ret_changed });
 }
 
 static void session_log(const struct session *x, const char *what)

@@ -8,6 +8,7 @@
 #include "event-util.h"
 #include "leases.h"
 #include "bus-signal.h"
+#include "bus-dict.h"
 #include "bus-names.h"
 #include "log.h"
 #include "macro.h"
@@ -244,7 +245,7 @@ static int dup_string(sd_bus_message *m, char **field)
 	char *copy;
 	int r;
 
-	r = sd_bus_message_read(m, "v", "s", &s);
+	r = sd_bus_message_read(m, "s", &s);
 	if (r < 0)
 		return r;
 	copy = strdup(s);
@@ -252,12 +253,17 @@ static int dup_string(sd_bus_message *m, char **field)
 		return -ENOMEM;
 	free(*field);
 	*field = copy;
-	return 0;
+	return 1;
 }
 
-/* One property of a{sv}, from GetAll or PropertiesChanged; the message is at the variant. */
-static int timer_read_property(struct timer *x, sd_bus_message *m, const char *name)
+/*
+ * One property of a{sv}, from GetAll or PropertiesChanged, with its variant
+ * entered (bus_dict_walk()): 1 once read, 0 for one we do not use. A known
+ * name with a value of another type fails the whole read.
+ */
+static int timer_read_property(void *userdata, const char *name, sd_bus_message *m, const char *type)
 {
+	struct timer *x = userdata;
 	const char *s;
 	uint64_t u;
 	int b, r;
@@ -267,22 +273,22 @@ static int timer_read_property(struct timer *x, sd_bus_message *m, const char *n
 	if (strcmp(name, "Unit") == 0)
 		return dup_string(m, &x->unit);
 	if (strcmp(name, "SubState") == 0) {
-		r = sd_bus_message_read(m, "v", "s", &s);
+		r = sd_bus_message_read(m, "s", &s);
 		if (r >= 0) {
 			snprintf(x->sub_state, sizeof(x->sub_state), "%s", s);
 			x->sub_fresh = true;
 		}
-		return r < 0 ? r : 0;
+		return r < 0 ? r : 1;
 	}
 	if (strcmp(name, "WakeSystem") == 0) {
-		r = sd_bus_message_read(m, "v", "b", &b);
+		r = sd_bus_message_read(m, "b", &b);
 		if (r >= 0)
 			x->wake_system = b;
-		return r < 0 ? r : 0;
+		return r < 0 ? r : 1;
 	}
 	if (strcmp(name, "NextElapseUSecRealtime") == 0 || strcmp(name, "NextElapseUSecMonotonic") == 0 ||
 	    strcmp(name, "LastTriggerUSec") == 0) {
-		r = sd_bus_message_read(m, "v", "t", &u);
+		r = sd_bus_message_read(m, "t", &u);
 		if (r < 0)
 			return r;
 		if (name[0] == 'L') {
@@ -309,31 +315,15 @@ static int timer_read_property(struct timer *x, sd_bus_message *m, const char *n
 			 */
 			x->next_boottime = u == 0 || u == USEC_INFINITY ? 0 : usec_add(u, usec_sub_unsigned(boot, mono));
 		}
-		return 0;
+		return 1;
 	}
-	return sd_bus_message_skip(m, "v");
+	(void)type;
+	return 0;
 }
 
 static int timer_read_properties(struct timer *x, sd_bus_message *m)
 {
-	const char *name;
-	int r;
-
-	r = sd_bus_message_enter_container(m, 'a', "{sv}");
-	if (r < 0)
-		return r;
-	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-		r = sd_bus_message_read(m, "s", &name);
-		if (r >= 0)
-			r = timer_read_property(x, m, name);
-		if (r >= 0)
-			r = sd_bus_message_exit_container(m);
-		if (r < 0)
-			return r;
-	}
-	if (r < 0)
-		return r;
-	return sd_bus_message_exit_container(m);
+	return bus_dict_walk(m, timer_read_property, x);
 }
 
 static int on_get_all(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)

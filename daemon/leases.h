@@ -14,8 +14,9 @@
  * The registry of leases: every wake lock a client holds over D-Bus, and the
  * daemon's own holds (user input, logind's inhibitors, start-up), is one
  * lease here. The registry knows nothing of D-Bus or the kernel: it publishes
- * what changes to its observers (the manager turns "held" into the kernel lock
- * and the suspender's gate, bus.c into signals, logind.c into an inhibitor).
+ * what changes to its observers (the manager turns "held" into the kernel
+ * lock, the suspender's gate and our logind sleep inhibitor; bus.c turns
+ * leases into signals and lock fds; timers.c notices a timer's lease ending).
  */
 struct lease {
 	uint64_t id;
@@ -84,7 +85,7 @@ struct leases;
 typedef void (*leases_observer_fn)(struct leases *l, enum lease_event ev, struct lease *x, const char *reason,
 				   void *userdata);
 
-/* The daemon has five observers; tests add one. */
+/* The daemon has three observers (manager, bus, timers); tests add one. */
 #define LEASES_OBSERVERS_MAX OBSERVERS_MAX
 
 /* How many leases one uid holds; there are few uids, so a short array. */

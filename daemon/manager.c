@@ -906,8 +906,12 @@ int manager_new(struct config *config, bool dry_run, struct manager **ret)
 	leases_init(&m->leases);
 	/* First observer: the machine is held awake before anyone else hears of a lease. */
 	r = leases_observe(&m->leases, on_lease_event, m);
-	if (r < 0)
+	if (r < 0) {
+		/* Nothing else was set up yet: only the loop and the configuration taken over. */
+		m->event = sd_event_unref(m->event);
+		config_done(&m->config);
 		return r;
+	}
 	*ret = TAKE_PTR(m);
 	return 0;
 }

@@ -15,10 +15,6 @@
 #include "suspender.h"
 #include "wake.h"
 
-/*
- * The daemon's state on the sd-event thread: leases, the one kernel wake
- * lock that mirrors them, and what the suspender thread reports.
- */
 /* The last few completed attempts, for "autosleepctl status". */
 #define MANAGER_RECENT_MAX 8
 
@@ -59,7 +55,10 @@ struct activity;
 struct kernel_lock;
 struct timers;
 
-
+/*
+ * The daemon's state on the sd-event thread: leases, the one kernel wake
+ * lock that mirrors them, and what the suspender thread reports.
+ */
 struct manager {
 	sd_event *event;
 	struct config config;

@@ -7,7 +7,7 @@
 /*
  * Fault injection for the tests: kernel behaviour a plain fixture file cannot
  * show (a write rejected with EINVAL, a state write that blocks, ...). Test
- * binaries that compile sysfs-inject.c link with SYSFS_INJECT_LDFLAGS
+ * binaries that compile sysfs-inject.c link with SYSFS_INJECT_WRAP
  * (-Wl,--wrap=sysfs_read,--wrap=sysfs_write), so every sysfs_read() and
  * sysfs_write() of the daemon modules goes through the hooks first; the
  * daemon itself has no such seam. A hook returns SYSFS_INJECT_PASS to let the

@@ -2,16 +2,14 @@
 #include <string.h>
 
 #include "battery-drain.h"
+#include "string-table.h"
 
 static const char *const phase_names[_BATTERY_PHASE_MAX] = {
 	[BATTERY_PHASE_AWAKE] = "awake",
 	[BATTERY_PHASE_ASLEEP] = "asleep",
 };
 
-const char *battery_phase_to_string(enum battery_phase p)
-{
-	return p >= 0 && p < _BATTERY_PHASE_MAX ? phase_names[p] : NULL;
-}
+DEFINE_STRING_TABLE_TO_STRING(battery_phase, enum battery_phase, phase_names, _BATTERY_PHASE_MAX)
 
 static struct battery_drain_bucket *bucket(struct battery_drain *d, uint64_t index)
 {

@@ -9,6 +9,7 @@
 #include "battery.h"
 #include "log.h"
 #include "macro.h"
+#include "string-table.h"
 #include "sysfs.h"
 
 /* What one battery offers; a field is 0 when it does not. */
@@ -27,10 +28,7 @@ static const char *const unit_names[_BATTERY_UNIT_MAX] = {
 	[BATTERY_UNIT_CAPACITY] = "capacity",
 };
 
-const char *battery_unit_to_string(enum battery_unit u)
-{
-	return u >= 0 && u < _BATTERY_UNIT_MAX ? unit_names[u] : NULL;
-}
+DEFINE_STRING_TABLE_TO_STRING(battery_unit, enum battery_unit, unit_names, _BATTERY_UNIT_MAX)
 
 static int read_attr(const char *supply, const char *attr, char *buf, size_t size)
 {

@@ -25,14 +25,14 @@
 #include "soak-session.h"
 #include "timers.h"
 
-/* Properties that change together are sent in one PropertiesChanged per loop iteration. */
-static const char *const changed_names[] = {
-	"State", "Enabled", "SuspendCount", "LastWakeReason", "NWakeLocks", "NInputDevices",
-	"UserspaceAutosleep", "UserspaceAutosleepKnob",
-	"AsleepShare", "BatteryDrainAwake", "BatteryDrainAsleep", "BatteryPowerAwake", "BatteryPowerAsleep",
-	"Sessions", "LockStep", "ExternalSuspendCount", "Lid", "LidHandler", "Away", "NextWakeUp", "TimerHolds",
-	"NWakeLocksWaitingForLid",
-};
+/*
+ * Properties that change together are sent in one PropertiesChanged per
+ * loop iteration. Which ones emit changes is said once, by the EMITS_CHANGE
+ * flags in the vtable: bit i of b->changed stands for the i-th of them.
+ */
+#define CHANGED_MAX 64
+static const char *changed_name(unsigned i);
+static int changed_index(const char *property);
 
 struct bus {
 	struct manager *manager;
@@ -41,7 +41,7 @@ struct bus {
 	struct polkit_registry *polkit;
 	unsigned max_locks;   /* D-Bus leases of all clients together */
 	unsigned n_locks;
-	unsigned changed;     /* bit per changed_names[] entry */
+	uint64_t changed;     /* bit per property that emits changes (changed_name()) */
 	sd_event_source *changed_source;
 	unsigned n_locks_announced; /* NWakeLocks as last sent */
 	unsigned n_lid_announced;   /* NWakeLocksWaitingForLid as last sent */
@@ -92,13 +92,13 @@ bool bus_leases_persist(struct bus *b)
 static int on_changed(sd_event_source *s, void *userdata)
 {
 	struct bus *b = userdata;
-	const char *names[ELEMENTSOF(changed_names) + 1];
+	const char *names[CHANGED_MAX + 1], *name;
 	size_t n = 0;
 
 	(void)s;
-	for (size_t i = 0; i < ELEMENTSOF(changed_names); i++)
-		if (b->changed & (1u << i))
-			names[n++] = changed_names[i];
+	for (unsigned i = 0; (name = changed_name(i)); i++)
+		if (b->changed & (UINT64_C(1) << i))
+			names[n++] = name;
 	names[n] = NULL;
 	b->changed = 0;
 	if (n > 0)
@@ -108,16 +108,18 @@ static int on_changed(sd_event_source *s, void *userdata)
 
 void bus_emit_changed(struct bus *b, const char *property)
 {
+	int i;
+
 	if (!b)
 		return;
-	for (size_t i = 0; i < ELEMENTSOF(changed_names); i++)
-		if (strcmp(changed_names[i], property) == 0) {
-			b->changed |= 1u << i;
-			(void)sd_event_source_set_enabled(b->changed_source, SD_EVENT_ONESHOT);
-			return;
-		}
-	/* Every property that emits changes is in the table. */
-	assert(false);
+	i = changed_index(property);
+	if (i < 0) {
+		/* A caller's typo, or a property that lost its flag: said, and the daemon goes on. */
+		log_error("Property %s does not emit changes; no PropertiesChanged sent", property);
+		return;
+	}
+	b->changed |= UINT64_C(1) << i;
+	(void)sd_event_source_set_enabled(b->changed_source, SD_EVENT_ONESHOT);
 }
 
 void bus_emit_suspending(struct bus *b)
@@ -1056,34 +1058,38 @@ int bus_open(struct manager *m, const struct fdstore *stored, struct bus **ret)
 	return 0;
 }
 
-/*
- * Every property flagged EMITS_CHANGE has its bit in changed_names[], and
- * every name there is such a property: bus_emit_changed() aborts on a name
- * it lacks, which may first happen long after start (a lid closing while a
- * user's lock is held). Checked at start instead, so a missing entry stops
- * the daemon, and every bus test, at once.
- */
-static int check_changed_names(void)
+static const char *changed_name(unsigned i)
 {
-	_Static_assert(ELEMENTSOF(changed_names) <= 8 * sizeof(((struct bus *)NULL)->changed),
-		       "one bit per changed_names[] entry");
-	size_t matched = 0;
+	for (const sd_bus_vtable *v = manager_vtable; v->type != _SD_BUS_VTABLE_END; v++)
+		if (v->type == _SD_BUS_VTABLE_PROPERTY && (v->flags & SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE) && i-- == 0)
+			return v->x.property.member;
+	return NULL;
+}
+
+static int changed_index(const char *property)
+{
+	int i = 0;
 
 	for (const sd_bus_vtable *v = manager_vtable; v->type != _SD_BUS_VTABLE_END; v++) {
-		bool found = false;
-
 		if (v->type != _SD_BUS_VTABLE_PROPERTY || !(v->flags & SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE))
 			continue;
-		for (size_t i = 0; i < ELEMENTSOF(changed_names) && !found; i++)
-			found = strcmp(changed_names[i], v->x.property.member) == 0;
-		if (!found)
-			return log_error_errno(-EINVAL, "Property %s emits changes but has no entry in changed_names[] "
-					       "(daemon/bus.c)", v->x.property.member);
-		matched++;
+		if (strcmp(v->x.property.member, property) == 0)
+			return i;
+		i++;
 	}
-	if (matched != ELEMENTSOF(changed_names))
-		return log_error_errno(-EINVAL, "changed_names[] (daemon/bus.c) names %zu properties, the vtable has "
-				       "%zu that emit changes", ELEMENTSOF(changed_names), matched);
+	return -ENOENT;
+}
+
+/* One bit each in b->changed: checked at start, so a vtable that outgrows it stops every bus test at once. */
+static int check_changed_count(void)
+{
+	unsigned n = 0;
+
+	while (changed_name(n))
+		n++;
+	if (n > CHANGED_MAX)
+		return log_error_errno(-E2BIG, "%u properties emit changes, more than the %u bits of struct bus' "
+				       "changed (daemon/bus.c)", n, CHANGED_MAX);
 	return 0;
 }
 
@@ -1093,7 +1099,7 @@ int bus_start(struct bus *b, unsigned max_locks, const char *store_dir, struct f
 	int r;
 
 	b->max_locks = max_locks;
-	r = check_changed_names();
+	r = check_changed_count();
 	if (r < 0)
 		return r;
 	r = sd_bus_add_object_vtable(b->bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);

@@ -3,6 +3,7 @@
 
 #include "input-class.h"
 #include "macro.h"
+#include "string-table.h"
 
 static const char *const class_names[_INPUT_CLASS_MAX] = {
 	[INPUT_CLASS_NONE] = "none",
@@ -13,20 +14,9 @@ static const char *const class_names[_INPUT_CLASS_MAX] = {
 	[INPUT_CLASS_TABLET] = "tablet",
 };
 
-const char *input_class_to_string(enum input_class c)
-{
-	if (c < 0 || c >= _INPUT_CLASS_MAX)
-		return NULL;
-	return class_names[c];
-}
+DEFINE_STRING_TABLE_TO_STRING(input_class, enum input_class, class_names, _INPUT_CLASS_MAX)
 
-enum input_class input_class_from_string(const char *s)
-{
-	for (int i = 0; i < _INPUT_CLASS_MAX; i++)
-		if (strcmp(class_names[i], s) == 0)
-			return (enum input_class)i;
-	return _INPUT_CLASS_INVALID;
-}
+DEFINE_STRING_TABLE_FROM_STRING(input_class, enum input_class, class_names, _INPUT_CLASS_MAX, _INPUT_CLASS_INVALID)
 
 static int has_key(const struct libevdev *dev, unsigned code)
 {

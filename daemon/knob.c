@@ -10,6 +10,7 @@
 #include "knob.h"
 #include "log.h"
 #include "macro.h"
+#include "string-table.h"
 #include "sysfs.h"
 
 #define KNOB_SAVED_FILE "userspace_autosleep.saved"
@@ -21,12 +22,7 @@ static const char *const knob_mode_table[_KNOB_MODE_MAX] = {
 	[KNOB_MODE_UNKNOWN] = "unknown",
 };
 
-const char *knob_mode_to_string(enum knob_mode m)
-{
-	if (m < 0 || m >= _KNOB_MODE_MAX)
-		return NULL;
-	return knob_mode_table[m];
-}
+DEFINE_STRING_TABLE_TO_STRING(knob_mode, enum knob_mode, knob_mode_table, _KNOB_MODE_MAX)
 
 /* "0" or "1" and nothing else, as the kernel prints and accepts it. */
 static int parse_bit(const char *s, int len)

@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "sessions.h"
+#include "string-table.h"
 
 
 struct session {
@@ -60,12 +61,7 @@ static const char *const lock_step_names[_LOCK_STEP_MAX] = {
 	[LOCK_STEP_FAILED] = "failed",
 };
 
-const char *lock_step_to_string(enum lock_step s)
-{
-	if (s < 0 || s >= _LOCK_STEP_MAX)
-		return NULL;
-	return lock_step_names[s];
-}
+DEFINE_STRING_TABLE_TO_STRING(lock_step, enum lock_step, lock_step_names, _LOCK_STEP_MAX)
 
 static bool type_graphical(const char *type)
 {

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "macro.h"
 #include "soak.h"
+#include "string-table.h"
 #include "suspend-stats.h"
 #include "suspender.h"
 #include "sysfs.h"
@@ -24,20 +25,9 @@ static const char *const result_names[_SOAK_RESULT_MAX] = {
 	[SOAK_ALARM_IMMINENT] = "alarm-imminent",
 };
 
-const char *soak_result_to_string(enum soak_result r)
-{
-	if (r < 0 || r >= _SOAK_RESULT_MAX)
-		return NULL;
-	return result_names[r];
-}
+DEFINE_STRING_TABLE_TO_STRING(soak_result, enum soak_result, result_names, _SOAK_RESULT_MAX)
 
-enum soak_result soak_result_from_string(const char *s)
-{
-	for (int i = 0; s && i < _SOAK_RESULT_MAX; i++)
-		if (strcmp(result_names[i], s) == 0)
-			return i;
-	return _SOAK_RESULT_INVALID;
-}
+DEFINE_STRING_TABLE_FROM_STRING(soak_result, enum soak_result, result_names, _SOAK_RESULT_MAX, _SOAK_RESULT_INVALID)
 
 /*
  * Read wakeup_count, but give up after timeout: the read blocks while any

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "string-table.h"
 #include "suspend-stats.h"
 #include "sysfs.h"
 
@@ -20,12 +21,7 @@ static const char *const stat_names[_SUSPEND_STAT_MAX] = {
 	[SUSPEND_STAT_FAILED_RESUME_NOIRQ] = "failed_resume_noirq",
 };
 
-const char *suspend_stat_to_string(enum suspend_stat s)
-{
-	if (s < 0 || s >= _SUSPEND_STAT_MAX)
-		return NULL;
-	return stat_names[s];
-}
+DEFINE_STRING_TABLE_TO_STRING(suspend_stat, enum suspend_stat, stat_names, _SUSPEND_STAT_MAX)
 
 void suspend_snapshot_read_counters(struct suspend_snapshot *ret)
 {

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "string-table.h"
 #include "suspend-stats.h"
 #include "suspender.h"
 #include "sysfs.h"
@@ -96,19 +97,9 @@ static const char *const result_names[_SUSPEND_RESULT_MAX] = {
 	[SUSPEND_EXTERNAL] = "external",
 };
 
-const char *suspender_state_to_string(enum suspender_state s)
-{
-	if (s < 0 || s >= _SUSPENDER_STATE_MAX)
-		return NULL;
-	return state_names[s];
-}
+DEFINE_STRING_TABLE_TO_STRING(suspender_state, enum suspender_state, state_names, _SUSPENDER_STATE_MAX)
 
-const char *suspend_result_to_string(enum suspend_result r)
-{
-	if (r < 0 || r >= _SUSPEND_RESULT_MAX)
-		return NULL;
-	return result_names[r];
-}
+DEFINE_STRING_TABLE_TO_STRING(suspend_result, enum suspend_result, result_names, _SUSPEND_RESULT_MAX)
 
 static void noop_handler(int sig)
 {

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "string-table.h"
 #include "timers.h"
 
 #define TIMER_LEASE_PREFIX "timer:"
@@ -76,12 +77,7 @@ static const char *const phase_names[_TIMER_PHASE_MAX] = {
 	[TIMER_CAPPED] = "capped",
 };
 
-const char *timer_phase_to_string(enum timer_phase p)
-{
-	if (p < 0 || p >= _TIMER_PHASE_MAX)
-		return NULL;
-	return phase_names[p];
-}
+DEFINE_STRING_TABLE_TO_STRING(timer_phase, enum timer_phase, phase_names, _TIMER_PHASE_MAX)
 
 /* When the timer is due next, CLOCK_BOOTTIME; 0 for never. Real time is converted now: it may have jumped. */
 static usec_t timer_due(const struct timer *x)

@@ -13,6 +13,7 @@
 
 #include "activity.h"
 #include "bus.h"
+#include "core.h"
 #include "event-util.h"
 #include "log.h"
 #include "logind.h"
@@ -1238,13 +1239,13 @@ int manager_startup(struct manager *m)
 	}
 
 	if (m->bus) {
-		r = sessions_new(m, bus_get_sd_bus(m->bus), m->config.honor_idle_hint, m->config.lock_timeout,
+		r = sessions_new(manager_core(m), bus_get_sd_bus(m->bus), m->config.honor_idle_hint, m->config.lock_timeout,
 				 &m->sessions);
 		if (r < 0)
 			log_warning_errno(r, "Failed to follow logind's sessions: %m, ignoring");
 	}
 	if (m->bus && m->config.hold_wake_timers) {
-		r = timers_new(m, bus_get_sd_bus(m->bus),
+		r = timers_new(manager_core(m), bus_get_sd_bus(m->bus),
 			       &(struct timers_params){ .guard = m->config.timer_guard,
 							.max_hold = m->config.timer_max_hold,
 							.grace = m->config.resume_grace },

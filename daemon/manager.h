@@ -15,6 +15,11 @@
 #include "suspender.h"
 #include "wake.h"
 
+struct core;
+struct manager;
+/* The core as the policies see it (core.h): what the manager hands them instead of itself. */
+struct core *manager_core(struct manager *m);
+
 /* The last few completed attempts, for "autosleepctl status". */
 #define MANAGER_RECENT_MAX 8
 

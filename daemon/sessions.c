@@ -4,15 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-signal.h"
 #include "bus-dict.h"
 #include "bus-names.h"
+#include "bus-signal.h"
+#include "core.h"
 #include "event-util.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
 #include "sessions.h"
-#include "string-table.h"
 
 
 struct session {
@@ -30,13 +29,13 @@ struct session {
 };
 
 struct sessions {
-	struct manager *m;
+	struct core *core;
 	sd_bus *bus;
 	bool honor_idle_hint;
 	usec_t lock_timeout;
 	struct session *list;
 	unsigned n;
-	bool awake; /* what the manager was last told */
+	bool awake; /* what the core was last told */
 	sd_bus_slot *new_slot, *removed_slot, *props_slot, *owner_slot, *list_slot, *sleep_slot, *lock_slot;
 	sd_event_source *lock_timer;
 	bool locking;
@@ -51,17 +50,6 @@ struct sessions {
  * must not keep the machine awake for ever.
  */
 #define LOGIND_GONE_HOLD (10 * USEC_PER_SEC)
-
-static const char *const lock_step_names[_LOCK_STEP_MAX] = {
-	[LOCK_STEP_OFF] = "off",
-	[LOCK_STEP_PENDING] = "pending",
-	[LOCK_STEP_LOCKING] = "locking",
-	[LOCK_STEP_LOCKED] = "locked",
-	[LOCK_STEP_TIMED_OUT] = "timed-out",
-	[LOCK_STEP_FAILED] = "failed",
-};
-
-DEFINE_STRING_TABLE_TO_STRING(lock_step, enum lock_step, lock_step_names, _LOCK_STEP_MAX)
 
 static bool type_graphical(const char *type)
 {
@@ -115,9 +103,9 @@ static void sessions_update(struct sessions *s)
 	if (s->logind_gone)
 		return;
 	/* Until logind described every session, hold as if one counted; it is one round trip. */
-	if (sessions_describing(s) && !manager_away(s->m)) {
+	if (sessions_describing(s) && !core_away(s->core)) {
 		if (!s->awake)
-			manager_set_session_hold(s->m, true, "logind: describing its sessions");
+			core_set_session_hold(s->core, true, "logind: describing its sessions");
 		s->awake = true;
 		return;
 	}
@@ -125,14 +113,14 @@ static void sessions_update(struct sessions *s)
 		size_t len = strlen(why);
 
 		/* A closed lid or the sleep key: whatever the desktop says, nobody looks at the screen. */
-		if (!session_keeps_awake(x) || manager_away(s->m))
+		if (!session_keeps_awake(x) || core_away(s->core))
 			continue;
 		snprintf(why + len, sizeof(why) - len, "%ssession %s of %s (%s) is active and not idle", n ? ", " : "",
 			 x->id, x->user, x->type);
 		n++;
 	}
 	s->awake = n > 0;
-	manager_set_session_hold(s->m, n > 0, why);
+	core_set_session_hold(s->core, n > 0, why);
 }
 
 void sessions_refresh(struct sessions *s)
@@ -148,7 +136,7 @@ static void lock_finish(struct sessions *s, enum lock_step result)
 	s->locking = false;
 	s->lock_slot = sd_bus_slot_unref(s->lock_slot);
 	(void)sd_event_source_set_enabled(s->lock_timer, SD_EVENT_OFF);
-	manager_lock_done(s->m, result);
+	core_lock_done(s->core, result);
 }
 
 /* While locking: done once every session that must lock did. */
@@ -302,8 +290,8 @@ static int on_get_all(sd_bus_message *reply, void *userdata, sd_bus_error *ret_e
 	session_log(x, "seen");
 	/* A login is the user at the machine: the next suspend locks first. */
 	if (session_keeps_awake(x))
-		manager_user_active(s->m);
-	manager_changed(s->m, "Sessions");
+		core_user_active(s->core);
+	core_changed(s->core, "Sessions");
 	sessions_update(s);
 	lock_check(s);
 	return 0;
@@ -372,7 +360,7 @@ static int on_session_removed(sd_bus_message *m, void *userdata, sd_bus_error *r
 	if (x->known)
 		session_log(x, "removed");
 	session_remove(s, x);
-	manager_changed(s->m, "Sessions");
+	core_changed(s->core, "Sessions");
 	sessions_update(s);
 	lock_check(s);
 	return 0;
@@ -410,10 +398,10 @@ static int on_session_changed(sd_bus_message *m, void *userdata, sd_bus_error *r
 	if (!changed)
 		return 0;
 	session_log(x, "changed");
-	manager_changed(s->m, "Sessions");
+	core_changed(s->core, "Sessions");
 	/* A session that turns active and not idle is the user coming back: the next suspend locks first. */
 	if (!was_awake && session_keeps_awake(x))
-		manager_user_active(s->m);
+		core_user_active(s->core);
 	sessions_update(s);
 	lock_check(s);
 	return 0;
@@ -471,7 +459,7 @@ static int on_logind_gone(sd_event_source *es, uint64_t usec, void *userdata)
 	s->logind_gone = false;
 	while (s->list)
 		session_remove(s, s->list);
-	manager_changed(s->m, "Sessions");
+	core_changed(s->core, "Sessions");
 	sessions_update(s);
 	lock_check(s);
 	return 0;
@@ -493,7 +481,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 		s->logind_gone = false;
 		(void)sd_event_source_set_enabled(s->gone_timer, SD_EVENT_OFF);
 		sessions_relist(s);
-		manager_changed(s->m, "Sessions");
+		core_changed(s->core, "Sessions");
 		lock_check(s);
 		return 0;
 	}
@@ -523,7 +511,7 @@ static int on_prepare_for_sleep(sd_bus_message *m, void *userdata, sd_bus_error 
 	if (sd_bus_message_read(m, "b", &start) < 0)
 		return 0;
 	/* logind sends this only for its own sleep; our state writes never go through it. */
-	manager_external_sleep(s->m, start);
+	core_external_sleep(s->core, start);
 	return 0;
 }
 
@@ -607,7 +595,7 @@ bool sessions_get(struct sessions *s, unsigned i, struct session_info *ret)
 	return false;
 }
 
-int sessions_new(struct manager *m, sd_bus *bus, bool honor_idle_hint, usec_t lock_timeout, struct sessions **ret)
+int sessions_new(struct core *core, sd_bus *bus, bool honor_idle_hint, usec_t lock_timeout, struct sessions **ret)
 {
 	struct sessions *s;
 	int r;
@@ -615,7 +603,7 @@ int sessions_new(struct manager *m, sd_bus *bus, bool honor_idle_hint, usec_t lo
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->m = m;
+	s->core = core;
 	s->bus = sd_bus_ref(bus);
 	s->honor_idle_hint = honor_idle_hint;
 	s->lock_timeout = lock_timeout;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "event-util.h"
 #include "leases.h"
 #include "bus-signal.h"
@@ -12,7 +13,6 @@
 #include "bus-names.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
 #include "string-table.h"
 #include "timers.h"
 
@@ -59,7 +59,7 @@ struct timer {
 };
 
 struct timers {
-	struct manager *m;
+	struct core *core;
 	sd_bus *bus;
 	struct timers_params p;
 	struct timer *list;
@@ -100,7 +100,7 @@ static void timer_drop_lease(struct timer *x, const char *reason)
 	if (!x->lease)
 		return;
 	x->t->releasing = true;
-	(void)manager_release(x->t->m, x->lease, reason);
+	(void)core_drop(x->t->core, x->lease, reason);
 	x->t->releasing = false;
 	x->lease = 0;
 }
@@ -118,8 +118,8 @@ static void timer_enter(struct timer *x, enum timer_phase phase, const char *why
 	x->phase_since = now(CLOCK_REALTIME);
 	if (why) {
 		snprintf(name, sizeof(name), TIMER_LEASE_PREFIX "%s", x->id);
-		/* Every hold here has a cap: 0 would mean none to manager_hold(). */
-		r = manager_hold(x->t->m, name, why, MAX(cap, (usec_t)1), &id);
+		/* Every hold here has a cap: 0 would mean none to core_hold(). */
+		r = core_hold(x->t->core, name, why, MAX(cap, (usec_t)1), &id);
 		if (r < 0) {
 			/* The last phase's hold is better than none: the timer's work may be under way. */
 			log_warning_errno(r, "Failed to hold for timer %s: %m; keeping its last hold", x->id);
@@ -130,10 +130,10 @@ static void timer_enter(struct timer *x, enum timer_phase phase, const char *why
 	x->lease = id;
 	if (old) {
 		x->t->releasing = true;
-		(void)manager_release(x->t->m, old, phase == TIMER_IDLE ? "the timer's work is done" : "next phase");
+		(void)core_drop(x->t->core, old, phase == TIMER_IDLE ? "the timer's work is done" : "next phase");
 		x->t->releasing = false;
 	}
-	manager_changed(x->t->m, "TimerHolds");
+	core_changed(x->t->core, "TimerHolds");
 }
 
 static int on_guard(sd_event_source *s, uint64_t usec, void *userdata);
@@ -188,7 +188,7 @@ static void timer_update(struct timer *x)
 		timer_enter(x, TIMER_IDLE, NULL, 0);
 	if (due == 0 || t->p.guard == 0 || due == x->done_due || strcmp(x->sub_state, "waiting") != 0)
 		return;
-	r = event_reset_time(t->m->event, &x->guard_source, CLOCK_BOOTTIME, due - t->p.guard, TIMER_GUARD_ACCURACY,
+	r = event_reset_time(core_event(t->core), &x->guard_source, CLOCK_BOOTTIME, due - t->p.guard, TIMER_GUARD_ACCURACY,
 			     on_guard, x, false);
 	if (r < 0)
 		log_warning_errno(r, "Failed to arm the guard for timer %s: %m, ignoring", x->id);
@@ -204,7 +204,7 @@ static int on_guard(sd_event_source *s, uint64_t usec, void *userdata)
 
 static void timers_changed(struct timers *t)
 {
-	manager_changed(t->m, "NextWakeUp");
+	core_changed(t->core, "NextWakeUp");
 }
 
 static struct timer *timer_find(struct timers *t, const char *path)
@@ -228,7 +228,7 @@ static void timer_remove(struct timers *t, struct timer *x, const char *reason)
 	sd_bus_slot_unref(x->get_slot);
 	sd_event_source_disable_unref(x->guard_source);
 	if (x->phase != TIMER_IDLE)
-		manager_changed(t->m, "TimerHolds");
+		core_changed(t->core, "TimerHolds");
 	free(x->path);
 	free(x->id);
 	free(x->unit);
@@ -610,7 +610,7 @@ static void on_lease_event(struct leases *l, enum lease_event ev, struct lease *
 			x->phase = TIMER_IDLE;
 		}
 		x->phase_since = now(CLOCK_REALTIME);
-		manager_changed(t->m, "TimerHolds");
+		core_changed(t->core, "TimerHolds");
 		return;
 	}
 }
@@ -651,7 +651,7 @@ static void on_wake(enum wake_event ev, struct wake *w, void *userdata)
 	}
 }
 
-int timers_new(struct manager *m, sd_bus *bus, const struct timers_params *p, struct timers **ret)
+int timers_new(struct core *core, sd_bus *bus, const struct timers_params *p, struct timers **ret)
 {
 	struct timers *t;
 	int r;
@@ -659,7 +659,7 @@ int timers_new(struct manager *m, sd_bus *bus, const struct timers_params *p, st
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->m = m;
+	t->core = core;
 	t->bus = sd_bus_ref(bus);
 	t->p = *p;
 	/*
@@ -687,9 +687,9 @@ int timers_new(struct manager *m, sd_bus *bus, const struct timers_params *p, st
 					   "arg0='" SYSTEMD_NAME "'",
 					   on_owner_changed, NULL, t);
 	if (r >= 0)
-		r = leases_observe(&m->leases, on_lease_event, t);
+		r = leases_observe(core_leases(core), on_lease_event, t);
 	if (r >= 0)
-		r = wake_observe(&m->wake, on_wake, t);
+		r = wake_observe(core_wake(core), on_wake, t);
 	if (r < 0) {
 		timers_free(t);
 		return r;
@@ -710,8 +710,8 @@ struct timers *timers_free(struct timers *t)
 		x->lease = 0;
 	while (t->list)
 		timer_remove(t, t->list, NULL);
-	wake_unobserve(&t->m->wake, on_wake, t);
-	leases_unobserve(&t->m->leases, on_lease_event, t);
+	wake_unobserve(core_wake(t->core), on_wake, t);
+	leases_unobserve(core_leases(t->core), on_lease_event, t);
 	sd_bus_slot_unref(t->removed_slot);
 	sd_bus_slot_unref(t->reloading_slot);
 	sd_bus_slot_unref(t->props_slot);

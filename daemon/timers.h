@@ -54,10 +54,10 @@ struct timer_info {
 	usec_t since;         /* CLOCK_REALTIME the phase began */
 };
 
-struct manager;
+struct core;
 struct timers;
 
-int timers_new(struct manager *m, sd_bus *bus, const struct timers_params *p, struct timers **ret);
+int timers_new(struct core *core, sd_bus *bus, const struct timers_params *p, struct timers **ret);
 struct timers *timers_free(struct timers *t);
 
 /*
